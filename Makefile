@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# rkaccel: top-level build. See README.md.
+#   make         build the module, library, tools and selftests for amd64 and arm64
+#   make run     boot the simulated RK3588 in QEMU and run the demo
+#   make check   every test: host checks, then QEMU on amd64/arm64 x rk3588/rk3576
+#   make deps    host packages and the cached Debian 6.12 kernel packages
+
+BUILD := $(CURDIR)/build
+KPKG := $(BUILD)/kernel-pkgs
+KSFT := $(KPKG)/src/tree/tools/testing/selftests
+ARCHES := amd64 arm64
+SOCS := rk3588 rk3576
+
+CC_amd64 := gcc
+AR_amd64 := ar
+DRM_INC_amd64 := /usr/include/libdrm
+DRM_LIB_amd64 := /usr/lib/x86_64-linux-gnu/libdrm.a
+CC_arm64 := aarch64-linux-gnu-gcc
+AR_arm64 := aarch64-linux-gnu-ar
+DRM_INC_arm64 := $(KPKG)/arm64/usr/include/libdrm
+DRM_LIB_arm64 := $(KPKG)/arm64/usr/lib/aarch64-linux-gnu/libdrm.a
+
+export BUILD
+
+all: $(addprefix modules-,$(ARCHES)) $(addprefix user-,$(ARCHES))
+
+deps: $(BUILD)/.deps-done
+
+$(BUILD)/.deps-done:
+	@scripts/deps.sh
+
+# Phony targets skip implicit-rule search: one explicit pair per arch.
+define arch_rules
+modules-$(1): deps
+	@scripts/build-module.sh $(1)
+
+user-$(1): deps
+	@$$(MAKE) -s -f scripts/user.mk OUT=$(BUILD)/$(1) CC=$(CC_$(1)) AR=$(AR_$(1)) \
+		DRM_INC=$(DRM_INC_$(1)) DRM_LIB=$(DRM_LIB_$(1)) KSFT=$(KSFT)
+endef
+$(foreach a,$(ARCHES),$(eval $(call arch_rules,$(a))))
+
+run: all
+	@scripts/qemu-run.sh amd64 rk3588 scripts/demo.list demo
+
+check: all
+	@scripts/check.sh
+
+clean:
+	rm -rf $(BUILD)/amd64 $(BUILD)/arm64 $(BUILD)/initramfs $(BUILD)/logs
+
+# Also drops the downloaded kernel packages.
+distclean:
+	rm -rf $(BUILD)
+
+.PHONY: all deps run check clean distclean $(addprefix modules-,$(ARCHES)) $(addprefix user-,$(ARCHES))

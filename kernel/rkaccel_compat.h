@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Every difference between the kernels rkaccel supports lives here.
+ */
+#ifndef _RKACCEL_COMPAT_H_
+#define _RKACCEL_COMPAT_H_
+
+#include <linux/version.h>
+#include <drm/drm_accel.h>
+#include <drm/drm_gem.h>
+
+/*
+ * Kernels built without CONFIG_DRM_ACCEL (Debian arm64 6.12) get a render
+ * node carrying the same ioctls instead of /dev/accel/accelN.
+ */
+#if IS_ENABLED(CONFIG_DRM_ACCEL)
+#define RKACCEL_DRIVER_NODE	DRIVER_COMPUTE_ACCEL
+#define RKACCEL_DEFINE_FOPS(name)	DEFINE_DRM_ACCEL_FOPS(name)
+#else
+#define RKACCEL_DRIVER_NODE	DRIVER_RENDER
+#define RKACCEL_DEFINE_FOPS(name)	DEFINE_DRM_GEM_FOPS(name)
+#endif
+
+/* struct drm_driver lost its .date member in 6.14. */
+#if KERNEL_VERSION(6, 14, 0) > LINUX_VERSION_CODE
+#define RKACCEL_DRIVER_DATE	.date = "20261202",
+#else
+#define RKACCEL_DRIVER_DATE
+#endif
+
+#endif /* _RKACCEL_COMPAT_H_ */

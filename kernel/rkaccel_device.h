@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef _RKACCEL_DEVICE_H_
+#define _RKACCEL_DEVICE_H_
+
+#include <drm/drm_device.h>
+#include <linux/types.h>
+
+#include "rkaccel_drm.h"
+
+#define RKACCEL_MAX_CORES	3
+
+#define RKACCEL_VERSION_MAJOR	0
+#define RKACCEL_VERSION_MINOR	1
+#define RKACCEL_VERSION_PATCH	0
+
+struct rkaccel_core;
+
+/**
+ * struct rkaccel_soc_data - what differs between the SoCs' NPUs.
+ * @name: SoC name, as in the sim= module parameter.
+ * @soc: uAPI SoC id.
+ * @num_cores: cores of a full chip.
+ * @task_number_bits: width of PC_TASK_CON.TASK_NUMBER.
+ * @task_status_reg: offset of PC_TASK_STATUS.
+ * @max_tasks: most tasks per job (vendor limit).
+ * @cbuf_size: convolution buffer bytes per core.
+ * @sim_hw_version: PC_VERSION the simulator reports.
+ */
+struct rkaccel_soc_data {
+	const char *name;
+	enum drm_rkaccel_soc soc;
+	unsigned int num_cores;
+	unsigned int task_number_bits;
+	u32 task_status_reg;
+	u32 max_tasks;
+	u32 cbuf_size;
+	u32 sim_hw_version;
+};
+
+/**
+ * struct rkaccel_device - one NPU: a DRM device over its cores.
+ * @ddev: the DRM device.
+ * @soc: per-SoC data.
+ * @backend: silicon or simulator.
+ * @num_cores: cores in @cores.
+ * @cores: the cores, indexed by core number.
+ */
+struct rkaccel_device {
+	struct drm_device ddev;
+	const struct rkaccel_soc_data *soc;
+	enum drm_rkaccel_backend backend;
+	unsigned int num_cores;
+	struct rkaccel_core *cores[RKACCEL_MAX_CORES];
+};
+
+static inline struct rkaccel_device *to_rkaccel_device(struct drm_device *ddev)
+{
+	return container_of(ddev, struct rkaccel_device, ddev);
+}
+
+extern const struct rkaccel_soc_data rkaccel_rk3588_data;
+extern const struct rkaccel_soc_data rkaccel_rk3576_data;
+
+int rkaccel_ioctl_query(struct drm_device *ddev, void *data, struct drm_file *file);
+
+#endif /* _RKACCEL_DEVICE_H_ */

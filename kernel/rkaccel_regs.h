@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* NPU register offsets, from one core's base (public register descriptions). */
+#ifndef _RKACCEL_REGS_H_
+#define _RKACCEL_REGS_H_
+
+#define RKNPU_PC_VERSION		0x0000
+#define RKNPU_PC_VERSION_NUM		0x0004
+#define RKNPU_PC_OPERATION_ENABLE	0x0008
+#define RKNPU_PC_BASE_ADDRESS		0x0010
+#define RKNPU_PC_REGISTER_AMOUNTS	0x0014
+#define RKNPU_PC_INTERRUPT_MASK		0x0020
+#define RKNPU_PC_INTERRUPT_CLEAR	0x0024
+#define RKNPU_PC_INTERRUPT_STATUS	0x0028
+#define RKNPU_PC_INTERRUPT_RAW_STATUS	0x002c
+#define RKNPU_PC_TASK_CON		0x0030
+#define RKNPU_PC_TASK_DMA_BASE_ADDR	0x0034
+#define RKNPU_PC_TASK_STATUS_RK3588	0x003c
+#define RKNPU_PC_TASK_STATUS_RK3576	0x0048
+
+#define RKNPU_CNA_S_POINTER		0x1004
+#define RKNPU_CORE_S_POINTER		0x3004
+#define RKNPU_GLOBAL_OPERATION_ENABLE	0xf008
+
+/* Register space of one core. */
+#define RKNPU_CORE_REG_SPAN		0x10000
+
+#endif /* _RKACCEL_REGS_H_ */

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Host-side checks, one TAP line each: checkpatch --strict, kernel-doc, sparse
+# and W=1 builds for both arches. Writes "passed failed skipped" to
+# build/logs/host.result.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-$top/build}
+tree=$build/kernel-pkgs/src/tree
+logs=$build/logs
+n=0 pass=0 fail=0
+mkdir -p "$logs"
+cd "$top" || exit 1
+
+check() {
+	local name=$1 log=$logs/host-$1.log; shift
+	n=$((n + 1))
+	if "$@" > "$log" 2>&1; then
+		echo "ok $n host.$name"
+		pass=$((pass + 1))
+	else
+		echo "not ok $n host.$name"
+		sed 's/^/#   /' "$log" | tail -n 30
+		fail=$((fail + 1))
+	fi
+}
+
+# checkpatch exits 0 on warnings; --strict output must be empty of findings.
+checkpatch() {
+	local out
+	out=$(perl "$tree/scripts/checkpatch.pl" --strict --no-tree --terse --show-types \
+		--ignore LINUX_VERSION_CODE -f "$@") || true
+	echo "$out"
+	! grep -q 'ERROR\|WARNING\|CHECK' <<<"$out"
+}
+
+# The compat header is the one place allowed to compare kernel versions.
+kernel_files() { ls kernel/*.c kernel/*.h uapi/drm/*.h; }
+
+kerneldoc() {
+	local out
+	out=$(perl "$tree/scripts/kernel-doc" -none -Wall "$@" 2>&1)
+	echo "$out"
+	[ -z "$out" ]
+}
+
+echo "TAP version 13"
+check checkpatch_strict checkpatch $(kernel_files)
+check kernel_doc kerneldoc uapi/drm/*.h kernel/*.h
+check module_amd64_W1 scripts/build-module.sh amd64
+check module_arm64_W1 scripts/build-module.sh arm64
+check sparse_amd64 scripts/build-module.sh amd64 C=2
+echo "1..$n"
+echo "$pass $fail 0" > "$logs/host.result"
+[ "$fail" -eq 0 ]

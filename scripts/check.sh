@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# make check: host checks, then the QEMU suite on every arch x simulated SoC,
+# then one summary line "N passed, N failed, N skipped" as the last line.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-$top/build}
+logs=$build/logs
+rc=0
+
+rm -f "$logs"/*.result
+scripts=$top/scripts
+"$scripts/check-host.sh" || rc=1
+for arch in amd64 arm64; do
+	for soc in rk3588 rk3576; do
+		"$scripts/qemu-run.sh" "$arch" "$soc" "$top/selftests/suite.list" suite || rc=1
+	done
+done
+
+# Every run left "passed failed skipped"; a missing result is a failure.
+p=0 f=0 s=0 runs=0
+for r in "$logs"/*.result; do
+	[ -f "$r" ] || continue
+	read -r a b c < "$r"
+	p=$((p + a)) f=$((f + b)) s=$((s + c)) runs=$((runs + 1))
+done
+[ "$runs" -eq 5 ] || { echo "check: $((5 - runs)) runs left no result"; f=$((f + 5 - runs)); }
+[ "$f" -eq 0 ] || rc=1
+echo "$p passed, $f failed, $s skipped"
+exit "$rc"

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Boot Debian's 6.12 kernel in QEMU (TCG) with an initramfs holding busybox,
+# the DRM modules rkaccel needs, rkaccel.ko and the test programs, run the
+# commands of a list file in the guest and judge the serial console output.
+#
+# usage: qemu-run.sh ARCH SOC LIST [NAME]
+#   ARCH  amd64 | arm64      SOC  rk3588 | rk3576
+#   LIST  file with one guest command per line
+# Writes build/logs/ARCH-SOC-NAME.{log,result}; the result holds
+# "passed failed skipped". Exits 0 only when every check passed.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-$top/build}
+arch=$1 soc=$2 list=$3 name=${4:-$(basename "$list" .list)}
+timeout_s=${QEMU_TIMEOUT:-600}
+kroot=$build/kernel-pkgs
+kver=$(cat "$kroot/.version")
+out=$build/$arch
+work=$build/initramfs/$arch-$soc-$name
+logs=$build/logs
+log=$logs/$arch-$soc-$name.log
+
+case "$arch" in
+amd64)
+	qemu=(qemu-system-x86_64 -accel tcg -cpu max)
+	console=ttyS0
+	busybox=/bin/busybox
+	;;
+arm64)
+	qemu=(qemu-system-aarch64 -M virt -cpu cortex-a76 -accel tcg)
+	console=ttyAMA0
+	busybox=$kroot/arm64/bin/busybox
+	;;
+*) echo "qemu-run: unknown arch $arch" >&2; exit 2 ;;
+esac
+kernel_image=$kroot/$arch/boot/vmlinuz-$kver-$arch
+moddir=$kroot/$arch/lib/modules/$kver-$arch
+
+# Modules rkaccel.ko needs, dependencies first, found through modinfo.
+declare -A seen=()
+order=()
+add_module() {
+	local mod=$1 path dep
+	[ -n "${seen[$mod]:-}" ] && return 0
+	seen[$mod]=1
+	path=$(find "$moddir/kernel" -name "$mod.ko*" | head -n 1)
+	[ -n "$path" ] || { echo "qemu-run: module $mod not in $moddir" >&2; exit 1; }
+	for dep in $(modinfo -F depends "$path" | tr ',' ' '); do
+		add_module "$dep"
+	done
+	order+=("$path")
+}
+
+make_initramfs() {
+	local dep path base
+	rm -rf "$work"
+	mkdir -p "$work"/{bin,dev,proc,sys,modules,tests}
+	cp "$busybox" "$work/bin/busybox"
+	ln -s busybox "$work/bin/sh"
+	cp "$top/scripts/guest-init.sh" "$work/init"
+	chmod +x "$work/init"
+	for dep in $(modinfo -F depends "$out/kernel/rkaccel.ko" | tr ',' ' '); do
+		add_module "$dep"
+	done
+	: > "$work/modules/order"
+	for path in "${order[@]}"; do
+		base=$(basename "$path")
+		case "$base" in
+		*.xz) xz -dc "$path" > "$work/modules/${base%.xz}" ;;
+		*) cp "$path" "$work/modules/$base" ;;
+		esac
+		echo "${base%.xz}" >> "$work/modules/order"
+	done
+	cp "$out/kernel/rkaccel.ko" "$work/modules/"
+	cp "$out"/bin/* "$out"/selftests/* "$work/bin/" 2>/dev/null || true
+	cp "$list" "$work/tests/list"
+	(cd "$work" && mknod -m 600 dev/console c 5 1 &&
+		find . | cpio -o -H newc --quiet | gzip -1) > "$work.cpio.gz"
+}
+
+# Judge the console log: TAP lines per command, exit codes, dmesg, completion.
+judge() {
+	awk -v label="$arch/$soc/$name" -v qrc="$1" '
+	/^RKACCEL-RUN / { cmd = substr($0, 13); cmdfail = 0; next }
+	/^RKACCEL-RC / {
+		rc = $2
+		if (rc != 0 && rc != 4 && !cmdfail) {
+			print "not ok - " label ": \"" cmd "\" exited " rc " without a TAP failure"
+			fail++
+		}
+		next
+	}
+	/^RKACCEL-DMESG ok/ { pass++; dmesg = 1; print "ok - " label ": kernel log clean, " $3; next }
+	/^RKACCEL-DMESG bad/ { fail++; dmesg = 1; print "not ok - " label ": kernel log has a report or taint, " $3; next }
+	/^RKACCEL-DONE/ { done = 1; next }
+	/^(not )?ok [0-9]+ / {
+		if ($0 ~ /# *SKIP/) skip++
+		else if ($1 == "not") { fail++; cmdfail = 1 }
+		else pass++
+	}
+	END {
+		if (qrc == 124) { print "not ok - " label ": guest timed out"; fail++ }
+		else if (!done || !dmesg) { print "not ok - " label ": guest did not finish"; fail++ }
+		if (pass + fail + skip == 0) { print "not ok - " label ": no test ran"; fail++ }
+		printf "%d %d %d\n", pass, fail, skip > "/dev/stderr"
+	}' 2>"$logs/$arch-$soc-$name.result"
+}
+
+main() {
+	mkdir -p "$logs"
+	make_initramfs
+	echo "== $arch $soc $name: Linux $kver-$arch in QEMU =="
+	local qrc=0
+	timeout --foreground "$timeout_s" "${qemu[@]}" -m 1G -smp 2 -display none -nodefaults \
+		-serial stdio -no-reboot -kernel "$kernel_image" -initrd "$work.cpio.gz" \
+		-append "console=$console quiet loglevel=3 panic=-1 rkaccel_soc=$soc" \
+		< /dev/null 2>&1 | tr -d '\r' > "$log" || qrc=${PIPESTATUS[0]}
+	grep -v '^RKACCEL-\(RUN\|RC\|DONE\)' "$log" | grep -v '^\s*$' || true
+	judge "$qrc" < "$log"
+	read -r p f s < "$logs/$arch-$soc-$name.result"
+	echo "== $arch $soc $name: pass=$p fail=$f skip=$s =="
+	[ "$f" -eq 0 ]
+}
+
+main
