@@ -7,6 +7,7 @@
 
 #include <linux/version.h>
 #include <drm/drm_accel.h>
+#include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 
 /*
@@ -15,11 +16,19 @@
  */
 #if IS_ENABLED(CONFIG_DRM_ACCEL)
 #define RKACCEL_DRIVER_NODE	DRIVER_COMPUTE_ACCEL
-#define RKACCEL_DEFINE_FOPS(name)	DEFINE_DRM_ACCEL_FOPS(name)
+#define RKACCEL_NODE_FOPS	DRM_ACCEL_FOPS
 #else
 #define RKACCEL_DRIVER_NODE	DRIVER_RENDER
-#define RKACCEL_DEFINE_FOPS(name)	DEFINE_DRM_GEM_FOPS(name)
+#define RKACCEL_NODE_FOPS	DRM_GEM_FOPS
 #endif
+
+/* The node's file operations plus fdinfo, which neither macro sets here. */
+#define RKACCEL_DEFINE_FOPS(name)				\
+	static const struct file_operations name = {		\
+		.owner = THIS_MODULE,				\
+		RKACCEL_NODE_FOPS,				\
+		.show_fdinfo = drm_show_fdinfo,			\
+	}
 
 /* struct drm_driver lost its .date member in 6.14. */
 #if KERNEL_VERSION(6, 14, 0) > LINUX_VERSION_CODE

@@ -1,11 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* One NPU core: what every backend shares. */
+/*
+ * One NPU core: its job queue, the job programming sequence and the
+ * completion path. The same code drives silicon and the simulator; only the
+ * register seam differs.
+ */
 
 #include <drm/drm_managed.h>
+#include <linux/bits.h>
+#include <linux/module.h>
 
 #include "rkaccel_core.h"
 #include "rkaccel_device.h"
+#include "rkaccel_job.h"
 #include "rkaccel_regs.h"
+
+static unsigned int timeout_ms = 500;
+module_param(timeout_ms, uint, 0444);
+MODULE_PARM_DESC(timeout_ms, "Per-job timeout on a core, ms (default 500)");
 
 u32 rkaccel_core_hw_version(struct rkaccel_core *core)
 {
@@ -26,5 +37,102 @@ struct rkaccel_core *rkaccel_core_create(struct rkaccel_device *rdev, unsigned i
 	core->index = index;
 	core->ops = ops;
 	core->backend = backend;
+	core->fence_context = dma_fence_context_alloc(1);
+	spin_lock_init(&core->job_lock);
+	spin_lock_init(&core->fence_lock);
 	return core;
+}
+
+int rkaccel_core_sched_init(struct rkaccel_core *core)
+{
+	const struct drm_sched_init_args args = {
+		.ops = &rkaccel_sched_ops,
+		.num_rqs = DRM_SCHED_PRIORITY_COUNT,
+		.credit_limit = 1,
+		.timeout = msecs_to_jiffies(timeout_ms),
+		.name = "rkaccel-core",
+		.dev = core->rdev->ddev.dev,
+	};
+
+	return drm_sched_init(&core->sched, &args);
+}
+
+void rkaccel_core_sched_fini(struct rkaccel_core *core)
+{
+	drm_sched_fini(&core->sched);
+}
+
+/* PC_TASK_CON: task number plus pp_en / count_clear / last-layer bits. */
+u32 rkaccel_core_task_con(const struct rkaccel_core *core, u32 task_count)
+{
+	unsigned int bits = core->rdev->soc->task_number_bits;
+
+	return (0x7u << bits) | (task_count & GENMASK(bits - 1, 0));
+}
+
+/* The PC-mode programming sequence for one chain of tasks. */
+void rkaccel_core_start_task(struct rkaccel_core *core, u64 regcmd_addr, u32 regcmd_count,
+			     u32 task_count)
+{
+	rkaccel_core_write(core, RKNPU_PC_BASE_ADDRESS, 1);
+	if (core->rdev->num_cores > 1) {
+		u32 ptr = 0xe | (0x10000000u * core->index);
+
+		rkaccel_core_write(core, RKNPU_CNA_S_POINTER, ptr);
+		rkaccel_core_write(core, RKNPU_CORE_S_POINTER, ptr);
+	}
+	rkaccel_core_write(core, RKNPU_PC_BASE_ADDRESS, lower_32_bits(regcmd_addr));
+	rkaccel_core_write(core, RKNPU_PC_REGISTER_AMOUNTS, (regcmd_count + 1) / 2 - 1);
+	rkaccel_core_write(core, RKNPU_PC_INTERRUPT_MASK, RKNPU_INT_DPU_DONE);
+	rkaccel_core_write(core, RKNPU_PC_INTERRUPT_CLEAR, RKNPU_INT_DPU_DONE);
+	rkaccel_core_write(core, RKNPU_PC_TASK_CON, rkaccel_core_task_con(core, task_count));
+	rkaccel_core_write(core, RKNPU_PC_TASK_DMA_BASE_ADDR, 0);
+	rkaccel_core_write(core, RKNPU_PC_OPERATION_ENABLE, 1);
+}
+
+/*
+ * Interrupt: a DMA error ends the job with -EIO; a completion starts the
+ * job's next PC start or ends the job.
+ */
+void rkaccel_core_irq(struct rkaccel_core *core)
+{
+	struct rkaccel_job *job;
+	unsigned long flags;
+	u32 raw;
+
+	raw = rkaccel_core_read(core, RKNPU_PC_INTERRUPT_RAW_STATUS);
+	rkaccel_core_write(core, RKNPU_PC_OPERATION_ENABLE, 0);
+	rkaccel_core_write(core, RKNPU_PC_INTERRUPT_CLEAR, RKNPU_INT_ALL);
+
+	spin_lock_irqsave(&core->job_lock, flags);
+	job = core->job;
+	if (!job) {
+		spin_unlock_irqrestore(&core->job_lock, flags);
+		return;
+	}
+
+	if (raw & RKNPU_INT_DMA_ERROR) {
+		core->job = NULL;
+		atomic64_inc(&core->faults);
+		spin_unlock_irqrestore(&core->job_lock, flags);
+		dev_dbg(core->rdev->ddev.dev, "core %u: DMA %s error\n", core->index,
+			raw & RKNPU_INT_DMA_READ_ERROR ? "read" : "write");
+		rkaccel_job_finish(core, job, -EIO);
+		return;
+	}
+	if (!(raw & RKNPU_INT_DPU_DONE)) {
+		spin_unlock_irqrestore(&core->job_lock, flags);
+		return;
+	}
+
+	if (++job->next_task < job->task_count) {
+		struct drm_rkaccel_task *t = &job->tasks[job->next_task];
+
+		rkaccel_core_start_task(core, t->regcmd_addr, t->regcmd_count, t->task_count);
+		spin_unlock_irqrestore(&core->job_lock, flags);
+		return;
+	}
+	core->job = NULL;
+	spin_unlock_irqrestore(&core->job_lock, flags);
+	rkaccel_job_finish(core, job, 0);
 }

@@ -2,15 +2,22 @@
 #ifndef _RKACCEL_CORE_H_
 #define _RKACCEL_CORE_H_
 
+#include <drm/gpu_scheduler.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
 
 struct rkaccel_core;
 struct rkaccel_device;
+struct rkaccel_job;
+struct rkaccel_vm;
 
 /**
  * struct rkaccel_reg_ops - the register-access seam of one core.
  * @read: read the 32-bit register at byte offset @reg.
  * @write: write @val to the 32-bit register at byte offset @reg.
+ * @attach_vm: make @vm the address space the core's DMA goes through
+ *	(silicon: attach its IOMMU domain; simulator: its page table).
+ * @reset: reset the core: stop whatever it runs, registers to defaults.
  *
  * Silicon maps these to MMIO; the simulator to its register file. The job,
  * IRQ and reset code above only ever goes through them.
@@ -18,20 +25,45 @@ struct rkaccel_device;
 struct rkaccel_reg_ops {
 	u32 (*read)(struct rkaccel_core *core, u32 reg);
 	void (*write)(struct rkaccel_core *core, u32 reg, u32 val);
+	void (*attach_vm)(struct rkaccel_core *core, struct rkaccel_vm *vm);
+	void (*reset)(struct rkaccel_core *core);
 };
 
 /**
- * struct rkaccel_core - one NPU core.
+ * struct rkaccel_core - one NPU core and its job queue.
  * @rdev: the device the core belongs to.
  * @index: core number, 0-based.
  * @ops: register access.
  * @backend: backend private state (MMIO base or simulated core).
+ * @sched: the core's job queue, one job in flight.
+ * @fence_context: dma_fence context of the core's hardware fences.
+ * @fence_seqno: last seqno used on @fence_context.
+ * @fence_lock: lock of the core's hardware fences.
+ * @job_lock: protects @job and the job's progress.
+ * @job: the job on the core, NULL when idle.
+ * @jobs: jobs run, for debugfs.
+ * @faults: jobs that ended with a DMA error.
+ * @resets: resets after a timeout.
+ * @busy_ns: time spent running jobs.
  */
 struct rkaccel_core {
 	struct rkaccel_device *rdev;
 	unsigned int index;
 	const struct rkaccel_reg_ops *ops;
 	void *backend;
+
+	struct drm_gpu_scheduler sched;
+	u64 fence_context;
+	u64 fence_seqno;
+	spinlock_t fence_lock;	/* of the hardware fences */
+
+	spinlock_t job_lock;	/* protects job */
+	struct rkaccel_job *job;
+
+	atomic64_t jobs;
+	atomic64_t faults;
+	atomic64_t resets;
+	atomic64_t busy_ns;
 };
 
 static inline u32 rkaccel_core_read(struct rkaccel_core *core, u32 reg)
@@ -47,5 +79,11 @@ static inline void rkaccel_core_write(struct rkaccel_core *core, u32 reg, u32 va
 u32 rkaccel_core_hw_version(struct rkaccel_core *core);
 struct rkaccel_core *rkaccel_core_create(struct rkaccel_device *rdev, unsigned int index,
 					 const struct rkaccel_reg_ops *ops, void *backend);
+int rkaccel_core_sched_init(struct rkaccel_core *core);
+void rkaccel_core_sched_fini(struct rkaccel_core *core);
+u32 rkaccel_core_task_con(const struct rkaccel_core *core, u32 task_count);
+void rkaccel_core_start_task(struct rkaccel_core *core, u64 regcmd_addr, u32 regcmd_count,
+			     u32 task_count);
+void rkaccel_core_irq(struct rkaccel_core *core);
 
 #endif /* _RKACCEL_CORE_H_ */

@@ -3,9 +3,12 @@
 #define _RKACCEL_DEVICE_H_
 
 #include <drm/drm_device.h>
+#include <linux/kref.h>
 #include <linux/types.h>
+#include <linux/xarray.h>
 
 #include "rkaccel_drm.h"
+#include "rkaccel_vm.h"
 
 #define RKACCEL_MAX_CORES	3
 
@@ -44,6 +47,9 @@ struct rkaccel_soc_data {
  * @backend: silicon or simulator.
  * @num_cores: cores in @cores.
  * @cores: the cores, indexed by core number.
+ * @sim_wq: workqueue the simulated cores execute on (simulator only).
+ * @ctx_count: live contexts of all files, for leak checks.
+ * @file_count: live per-file states.
  */
 struct rkaccel_device {
 	struct drm_device ddev;
@@ -51,6 +57,26 @@ struct rkaccel_device {
 	enum drm_rkaccel_backend backend;
 	unsigned int num_cores;
 	struct rkaccel_core *cores[RKACCEL_MAX_CORES];
+	struct workqueue_struct *sim_wq;
+	atomic_t ctx_count;
+	atomic_t file_count;
+};
+
+/**
+ * struct rkaccel_file - per open file state; outlives the file while jobs
+ * of it still run.
+ * @refcount: the file and each of its jobs hold one.
+ * @rdev: the device.
+ * @vm: the file's NPU address space.
+ * @ctxs: contexts by handle.
+ * @busy_ns: device time used by the file's jobs, per core (fdinfo).
+ */
+struct rkaccel_file {
+	struct kref refcount;
+	struct rkaccel_device *rdev;
+	struct rkaccel_vm vm;
+	struct xarray ctxs;
+	atomic64_t busy_ns[RKACCEL_MAX_CORES];
 };
 
 static inline struct rkaccel_device *to_rkaccel_device(struct drm_device *ddev)
@@ -62,5 +88,8 @@ extern const struct rkaccel_soc_data rkaccel_rk3588_data;
 extern const struct rkaccel_soc_data rkaccel_rk3576_data;
 
 int rkaccel_ioctl_query(struct drm_device *ddev, void *data, struct drm_file *file);
+void rkaccel_file_put(struct rkaccel_file *rfile);
+int rkaccel_gem_live_count(void);
+void rkaccel_debugfs_init(struct rkaccel_device *rdev);
 
 #endif /* _RKACCEL_DEVICE_H_ */

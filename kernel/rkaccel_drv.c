@@ -7,15 +7,22 @@
  */
 
 #include <drm/drm_drv.h>
+#include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_ioctl.h>
+#include <drm/drm_prime.h>
+#include <drm/drm_print.h>
+#include <drm/drm_managed.h>
 #include <linux/module.h>
 #include <linux/platform_device.h>
 #include <linux/sizes.h>
 
 #include "rkaccel_compat.h"
 #include "rkaccel_core.h"
+#include "rkaccel_ctx.h"
 #include "rkaccel_device.h"
+#include "rkaccel_gem.h"
+#include "rkaccel_job.h"
 #include "rkaccel_regs.h"
 #include "rkaccel_sim.h"
 
@@ -54,12 +61,78 @@ static const struct rkaccel_soc_data *const rkaccel_socs[] = {
 
 static const struct drm_ioctl_desc rkaccel_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(RKACCEL_QUERY, rkaccel_ioctl_query, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(RKACCEL_BO_CREATE, rkaccel_ioctl_bo_create, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(RKACCEL_BO_INFO, rkaccel_ioctl_bo_info, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(RKACCEL_BO_WAIT, rkaccel_ioctl_bo_wait, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(RKACCEL_BO_SEAL, rkaccel_ioctl_bo_seal, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(RKACCEL_CTX_CREATE, rkaccel_ioctl_ctx_create, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(RKACCEL_CTX_DESTROY, rkaccel_ioctl_ctx_destroy, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(RKACCEL_CTX_QUERY, rkaccel_ioctl_ctx_query, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(RKACCEL_SUBMIT, rkaccel_ioctl_submit, DRM_RENDER_ALLOW),
 };
+
+static void rkaccel_file_release(struct kref *kref)
+{
+	struct rkaccel_file *rfile = container_of(kref, struct rkaccel_file, refcount);
+
+	atomic_dec(&rfile->rdev->file_count);
+	xa_destroy(&rfile->ctxs);
+	rkaccel_vm_fini(&rfile->vm);
+	kfree(rfile);
+}
+
+void rkaccel_file_put(struct rkaccel_file *rfile)
+{
+	kref_put(&rfile->refcount, rkaccel_file_release);
+}
+
+static int rkaccel_open(struct drm_device *ddev, struct drm_file *file)
+{
+	struct rkaccel_device *rdev = to_rkaccel_device(ddev);
+	struct rkaccel_file *rfile;
+
+	rfile = kzalloc(sizeof(*rfile), GFP_KERNEL);
+	if (!rfile)
+		return -ENOMEM;
+	kref_init(&rfile->refcount);
+	rfile->rdev = rdev;
+	rkaccel_vm_init(&rfile->vm);
+	xa_init_flags(&rfile->ctxs, XA_FLAGS_ALLOC1);
+	atomic_inc(&rdev->file_count);
+	file->driver_priv = rfile;
+	return 0;
+}
+
+/* Handles (and so mappings) are gone already; running jobs hold @rfile. */
+static void rkaccel_postclose(struct drm_device *ddev, struct drm_file *file)
+{
+	struct rkaccel_file *rfile = file->driver_priv;
+
+	rkaccel_ctx_destroy_all(rfile);
+	rkaccel_file_put(rfile);
+}
+
+static void rkaccel_show_fdinfo(struct drm_printer *p, struct drm_file *file)
+{
+	struct rkaccel_device *rdev = to_rkaccel_device(file->minor->dev);
+	struct rkaccel_file *rfile = file->driver_priv;
+	unsigned int i;
+
+	for (i = 0; i < rdev->num_cores; i++)
+		drm_printf(p, "drm-engine-core%u:\t%llu ns\n", i,
+			   (u64)atomic64_read(&rfile->busy_ns[i]));
+	drm_show_memory_stats(p, file);
+}
 
 RKACCEL_DEFINE_FOPS(rkaccel_fops);
 
 static const struct drm_driver rkaccel_drm_driver = {
-	.driver_features = RKACCEL_DRIVER_NODE | DRIVER_GEM,
+	.driver_features = RKACCEL_DRIVER_NODE | DRIVER_GEM | DRIVER_SYNCOBJ |
+			   DRIVER_SYNCOBJ_TIMELINE,
+	.open = rkaccel_open,
+	.postclose = rkaccel_postclose,
+	.show_fdinfo = rkaccel_show_fdinfo,
+	.gem_create_object = rkaccel_gem_create_object,
 	.ioctls = rkaccel_ioctls,
 	.num_ioctls = ARRAY_SIZE(rkaccel_ioctls),
 	.fops = &rkaccel_fops,
@@ -70,6 +143,31 @@ static const struct drm_driver rkaccel_drm_driver = {
 	.minor = RKACCEL_VERSION_MINOR,
 	.patchlevel = RKACCEL_VERSION_PATCH,
 };
+
+static void rkaccel_cores_sched_fini(struct drm_device *ddev, void *data)
+{
+	struct rkaccel_device *rdev = data;
+	unsigned int i;
+
+	for (i = 0; i < rdev->num_cores; i++)
+		rkaccel_core_sched_fini(rdev->cores[i]);
+}
+
+static int rkaccel_cores_sched_init(struct rkaccel_device *rdev)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < rdev->num_cores; i++) {
+		ret = rkaccel_core_sched_init(rdev->cores[i]);
+		if (ret) {
+			while (i--)
+				rkaccel_core_sched_fini(rdev->cores[i]);
+			return ret;
+		}
+	}
+	return drmm_add_action_or_reset(&rdev->ddev, rkaccel_cores_sched_fini, rdev);
+}
 
 static int rkaccel_sim_probe(struct platform_device *pdev)
 {
@@ -87,11 +185,15 @@ static int rkaccel_sim_probe(struct platform_device *pdev)
 	ret = rkaccel_sim_init(rdev);
 	if (ret)
 		return ret;
+	ret = rkaccel_cores_sched_init(rdev);
+	if (ret)
+		return ret;
 
 	platform_set_drvdata(pdev, rdev);
 	ret = drm_dev_register(&rdev->ddev, 0);
 	if (ret)
 		return ret;
+	rkaccel_debugfs_init(rdev);
 
 	drm_info(&rdev->ddev, "simulated %s NPU, %u cores\n", soc->name, rdev->num_cores);
 	return 0;

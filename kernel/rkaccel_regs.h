@@ -3,6 +3,8 @@
 #ifndef _RKACCEL_REGS_H_
 #define _RKACCEL_REGS_H_
 
+#include <linux/bits.h>
+
 #define RKNPU_PC_VERSION		0x0000
 #define RKNPU_PC_VERSION_NUM		0x0004
 #define RKNPU_PC_OPERATION_ENABLE	0x0008
@@ -20,6 +22,25 @@
 #define RKNPU_CNA_S_POINTER		0x1004
 #define RKNPU_CORE_S_POINTER		0x3004
 #define RKNPU_GLOBAL_OPERATION_ENABLE	0xf008
+
+/* INTERRUPT_* bits */
+#define RKNPU_INT_DPU_0			BIT(8)
+#define RKNPU_INT_DPU_1			BIT(9)
+#define RKNPU_INT_DPU_DONE		(RKNPU_INT_DPU_0 | RKNPU_INT_DPU_1)
+#define RKNPU_INT_DMA_READ_ERROR	BIT(12)
+#define RKNPU_INT_DMA_WRITE_ERROR	BIT(13)
+#define RKNPU_INT_DMA_ERROR		(RKNPU_INT_DMA_READ_ERROR | RKNPU_INT_DMA_WRITE_ERROR)
+#define RKNPU_INT_ALL			0x1ffff
+
+/* GLOBAL_OPERATION_ENABLE bits */
+#define RKNPU_OP_EN_CNA			BIT(0)
+#define RKNPU_OP_EN_CORE		BIT(2)
+#define RKNPU_OP_EN_DPU			BIT(3)
+
+/* regcmd entry: target [63:48], value [47:16], register [15:0] */
+#define RKNPU_REGCMD_TARGET(e)		((u32)((e) >> 48))
+#define RKNPU_REGCMD_VALUE(e)		((u32)((e) >> 16))
+#define RKNPU_REGCMD_REG(e)		((u32)((e) & 0xffff))
 
 /* Register space of one core. */
 #define RKNPU_CORE_REG_SPAN		0x10000

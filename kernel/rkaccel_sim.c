@@ -1,23 +1,56 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Simulated NPU: a software core behind the same register seam as silicon.
- * Each core holds a register file of the whole 64 KiB register span; the
- * PC block's interrupt registers behave as on silicon.
+ *
+ * Writing PC_OPERATION_ENABLE = 1 starts the program counter: a work item
+ * fetches the regcmd chain through the attached address space's page table,
+ * applies each task's register writes to the register file, counts tasks as
+ * PC_TASK_CON asks and follows each task's tail to the next. The time the
+ * chain takes comes from a timing model; an hrtimer then raises the DPU
+ * completion bits and calls the driver's IRQ path, as silicon's interrupt
+ * would. A fetch outside the mapped space raises DMA_READ_ERROR instead. A
+ * task without an enable entry never completes, as on silicon.
  */
 
 #include <drm/drm_managed.h>
+#include <drm/drm_print.h>
+#include <linux/hrtimer.h>
+#include <linux/module.h>
+#include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 
 #include "rkaccel_core.h"
 #include "rkaccel_device.h"
 #include "rkaccel_regs.h"
 #include "rkaccel_sim.h"
+#include "rkaccel_vm.h"
 
 #define SIM_VERSION_NUM		0x0001
 
+static unsigned long sim_task_ns = 10000;
+module_param(sim_task_ns, ulong, 0644);
+MODULE_PARM_DESC(sim_task_ns, "Simulator: fixed time per hardware task, ns (default 10000)");
+
+/**
+ * struct rkaccel_sim_core - the state of one simulated core.
+ * @core: the driver's core.
+ * @lock: protects @regs, @vm and @generation.
+ * @hw_version: PC_VERSION to report.
+ * @vm: address space the core's DMA goes through.
+ * @generation: bumped by reset; stale work and timers see a change and stop.
+ * @exec: runs the program counter.
+ * @done: fires when the modelled time of the chain has passed.
+ * @regs: the register file of the whole register span.
+ */
 struct rkaccel_sim_core {
-	spinlock_t lock;		/* protects regs */
+	struct rkaccel_core *core;
+	spinlock_t lock;	/* protects regs, vm, generation */
 	u32 hw_version;
+	struct rkaccel_vm *vm;
+	u32 generation;
+	struct work_struct exec;
+	struct hrtimer done;
 	u32 regs[RKNPU_CORE_REG_SPAN / sizeof(u32)];
 };
 
@@ -41,19 +74,24 @@ static u32 sim_read_locked(struct rkaccel_sim_core *sim, u32 reg)
 	}
 }
 
-static void sim_write_locked(struct rkaccel_sim_core *sim, u32 reg, u32 val)
+/* Returns true when the write starts the program counter. */
+static bool sim_write_locked(struct rkaccel_sim_core *sim, u32 reg, u32 val)
 {
 	switch (reg) {
 	case RKNPU_PC_VERSION:
 	case RKNPU_PC_VERSION_NUM:
 	case RKNPU_PC_INTERRUPT_STATUS:
 	case RKNPU_PC_INTERRUPT_RAW_STATUS:
-		break;	/* read-only */
+		return false;	/* read-only */
 	case RKNPU_PC_INTERRUPT_CLEAR:
 		*sim_reg(sim, RKNPU_PC_INTERRUPT_RAW_STATUS) &= ~val;
-		break;
+		return false;
+	case RKNPU_PC_OPERATION_ENABLE:
+		*sim_reg(sim, reg) = val & 1;
+		return val & 1;
 	default:
 		*sim_reg(sim, reg) = val;
+		return false;
 	}
 }
 
@@ -77,23 +115,202 @@ static void sim_write(struct rkaccel_core *core, u32 reg, u32 val)
 {
 	struct rkaccel_sim_core *sim = core->backend;
 	unsigned long flags;
+	bool start;
 
 	if (WARN_ON_ONCE(reg >= RKNPU_CORE_REG_SPAN || reg % 4))
 		return;
 
 	spin_lock_irqsave(&sim->lock, flags);
-	sim_write_locked(sim, reg, val);
+	start = sim_write_locked(sim, reg, val);
+	spin_unlock_irqrestore(&sim->lock, flags);
+	if (start)
+		queue_work(core->rdev->sim_wq, &sim->exec);
+}
+
+static void sim_attach_vm(struct rkaccel_core *core, struct rkaccel_vm *vm)
+{
+	struct rkaccel_sim_core *sim = core->backend;
+	unsigned long flags;
+
+	spin_lock_irqsave(&sim->lock, flags);
+	sim->vm = vm;
+	spin_unlock_irqrestore(&sim->lock, flags);
+}
+
+static void sim_reset(struct rkaccel_core *core)
+{
+	struct rkaccel_sim_core *sim = core->backend;
+	unsigned long flags;
+
+	spin_lock_irqsave(&sim->lock, flags);
+	sim->generation++;
+	spin_unlock_irqrestore(&sim->lock, flags);
+
+	cancel_work_sync(&sim->exec);
+	hrtimer_cancel(&sim->done);
+
+	spin_lock_irqsave(&sim->lock, flags);
+	memset(sim->regs, 0, sizeof(sim->regs));
+	sim->vm = NULL;
 	spin_unlock_irqrestore(&sim->lock, flags);
 }
 
 static const struct rkaccel_reg_ops rkaccel_sim_reg_ops = {
 	.read = sim_read,
 	.write = sim_write,
+	.attach_vm = sim_attach_vm,
+	.reset = sim_reset,
 };
+
+/* What the program counter needs from one task's regcmd. */
+struct sim_task {
+	u32 next_addr;
+	u32 next_amounts;
+	bool enabled;
+};
+
+/* Latch an interrupt bit and hand it to the driver's IRQ path. */
+static void sim_raise(struct rkaccel_sim_core *sim, u32 gen, u32 bits)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&sim->lock, flags);
+	if (gen != sim->generation) {
+		spin_unlock_irqrestore(&sim->lock, flags);
+		return;
+	}
+	*sim_reg(sim, RKNPU_PC_INTERRUPT_RAW_STATUS) |= bits;
+	spin_unlock_irqrestore(&sim->lock, flags);
+	rkaccel_core_irq(sim->core);
+}
+
+/* The task-control value must be the one this SoC's layout gives. */
+static bool sim_task_con_valid(struct rkaccel_sim_core *sim, u32 task_con)
+{
+	unsigned int bits = sim->core->rdev->soc->task_number_bits;
+
+	return (task_con >> bits) == 0x7;
+}
+
+/* Apply one task's register writes; remember its tail. */
+static void sim_apply(struct rkaccel_sim_core *sim, const u64 *cmds, u32 count,
+		      struct sim_task *task)
+{
+	unsigned long flags;
+	u32 i;
+
+	memset(task, 0, sizeof(*task));
+	spin_lock_irqsave(&sim->lock, flags);
+	for (i = 0; i < count; i++) {
+		u32 reg = RKNPU_REGCMD_REG(cmds[i]);
+		u32 val = RKNPU_REGCMD_VALUE(cmds[i]);
+
+		if (!RKNPU_REGCMD_TARGET(cmds[i]) || reg % 4)
+			continue;	/* padding */
+		switch (reg) {
+		case RKNPU_PC_BASE_ADDRESS:
+			task->next_addr = val & ~0xfu;
+			break;
+		case RKNPU_PC_REGISTER_AMOUNTS:
+			task->next_amounts = val & 0xffff;
+			break;
+		case RKNPU_GLOBAL_OPERATION_ENABLE:
+			task->enabled = true;
+			*sim_reg(sim, reg) = val;
+			break;
+		default:
+			/* PC registers only change through the seam */
+			if (reg >= 0x1000)
+				*sim_reg(sim, reg) = val;
+		}
+	}
+	spin_unlock_irqrestore(&sim->lock, flags);
+}
+
+static void sim_exec(struct work_struct *work)
+{
+	struct rkaccel_sim_core *sim = container_of(work, struct rkaccel_sim_core, exec);
+	u32 gen, addr, count, tasks, task_con, done = 0;
+	unsigned int status_reg = sim->core->rdev->soc->task_status_reg;
+	struct rkaccel_vm *vm;
+	struct sim_task task;
+	unsigned long flags;
+	u64 *cmds = NULL;
+	u64 ns = 0;
+
+	spin_lock_irqsave(&sim->lock, flags);
+	gen = sim->generation;
+	vm = sim->vm;
+	addr = *sim_reg(sim, RKNPU_PC_BASE_ADDRESS) & ~0xfu;
+	count = ((*sim_reg(sim, RKNPU_PC_REGISTER_AMOUNTS) & 0xffff) + 1) * 2;
+	task_con = *sim_reg(sim, RKNPU_PC_TASK_CON);
+	*sim_reg(sim, status_reg) = 0;
+	spin_unlock_irqrestore(&sim->lock, flags);
+
+	tasks = task_con & GENMASK(sim->core->rdev->soc->task_number_bits - 1, 0);
+	if (!sim_task_con_valid(sim, task_con) || !tasks || !vm) {
+		drm_err_ratelimited(&sim->core->rdev->ddev,
+				    "sim core %u: PC_TASK_CON 0x%x invalid for %s\n",
+				    sim->core->index, task_con, sim->core->rdev->soc->name);
+		sim_raise(sim, gen, RKNPU_INT_DMA_READ_ERROR);
+		return;
+	}
+
+	while (done < tasks) {
+		kvfree(cmds);
+		cmds = kvmalloc_array(count, sizeof(*cmds), GFP_KERNEL);
+		if (!cmds || rkaccel_vm_read(vm, addr, cmds, count * sizeof(*cmds))) {
+			sim_raise(sim, gen, RKNPU_INT_DMA_READ_ERROR);
+			goto out;
+		}
+		sim_apply(sim, cmds, count, &task);
+		if (!task.enabled)
+			goto out;	/* nothing started: the core hangs */
+
+		ns += sim_task_ns;
+		done++;
+		spin_lock_irqsave(&sim->lock, flags);
+		*sim_reg(sim, status_reg) = done;
+		spin_unlock_irqrestore(&sim->lock, flags);
+
+		addr = task.next_addr;
+		count = (task.next_amounts + 1) * 2;
+	}
+
+	spin_lock_irqsave(&sim->lock, flags);
+	if (gen == sim->generation)
+		hrtimer_start(&sim->done, ns_to_ktime(ns), HRTIMER_MODE_REL);
+	spin_unlock_irqrestore(&sim->lock, flags);
+out:
+	kvfree(cmds);
+}
+
+static enum hrtimer_restart sim_done(struct hrtimer *timer)
+{
+	struct rkaccel_sim_core *sim = container_of(timer, struct rkaccel_sim_core, done);
+
+	sim_raise(sim, READ_ONCE(sim->generation), RKNPU_INT_DPU_DONE);
+	return HRTIMER_NORESTART;
+}
+
+static void rkaccel_sim_fini(struct drm_device *ddev, void *data)
+{
+	struct rkaccel_device *rdev = data;
+	unsigned int i;
+
+	for (i = 0; i < rdev->num_cores; i++)
+		sim_reset(rdev->cores[i]);
+	destroy_workqueue(rdev->sim_wq);
+}
 
 int rkaccel_sim_init(struct rkaccel_device *rdev)
 {
 	unsigned int i;
+
+	/* Unbound: the simulated cores run in parallel on different CPUs. */
+	rdev->sim_wq = alloc_workqueue("rkaccel-sim", WQ_UNBOUND, 0);
+	if (!rdev->sim_wq)
+		return -ENOMEM;
 
 	for (i = 0; i < rdev->num_cores; i++) {
 		struct rkaccel_sim_core *sim;
@@ -101,14 +318,22 @@ int rkaccel_sim_init(struct rkaccel_device *rdev)
 
 		sim = drmm_kzalloc(&rdev->ddev, sizeof(*sim), GFP_KERNEL);
 		if (!sim)
-			return -ENOMEM;
+			goto err;
 		spin_lock_init(&sim->lock);
 		sim->hw_version = rdev->soc->sim_hw_version;
+		INIT_WORK(&sim->exec, sim_exec);
+		hrtimer_init(&sim->done, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+		sim->done.function = sim_done;
 
 		core = rkaccel_core_create(rdev, i, &rkaccel_sim_reg_ops, sim);
 		if (IS_ERR(core))
-			return PTR_ERR(core);
+			goto err;
+		sim->core = core;
 		rdev->cores[i] = core;
 	}
-	return 0;
+	return drmm_add_action_or_reset(&rdev->ddev, rkaccel_sim_fini, rdev);
+
+err:
+	destroy_workqueue(rdev->sim_wq);
+	return -ENOMEM;
 }

@@ -20,9 +20,33 @@ extern "C" {
 #define RKACCEL_DRIVER_NAME		"rkaccel"
 
 #define DRM_RKACCEL_QUERY		0x00
+#define DRM_RKACCEL_BO_CREATE		0x01
+#define DRM_RKACCEL_BO_INFO		0x02
+#define DRM_RKACCEL_BO_WAIT		0x03
+#define DRM_RKACCEL_BO_SEAL		0x04
+#define DRM_RKACCEL_CTX_CREATE		0x05
+#define DRM_RKACCEL_CTX_DESTROY		0x06
+#define DRM_RKACCEL_CTX_QUERY		0x07
+#define DRM_RKACCEL_SUBMIT		0x08
 
 #define DRM_IOCTL_RKACCEL_QUERY \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RKACCEL_QUERY, struct drm_rkaccel_query)
+#define DRM_IOCTL_RKACCEL_BO_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RKACCEL_BO_CREATE, struct drm_rkaccel_bo_create)
+#define DRM_IOCTL_RKACCEL_BO_INFO \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RKACCEL_BO_INFO, struct drm_rkaccel_bo_info)
+#define DRM_IOCTL_RKACCEL_BO_WAIT \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_RKACCEL_BO_WAIT, struct drm_rkaccel_bo_wait)
+#define DRM_IOCTL_RKACCEL_BO_SEAL \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_RKACCEL_BO_SEAL, struct drm_rkaccel_bo_seal)
+#define DRM_IOCTL_RKACCEL_CTX_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RKACCEL_CTX_CREATE, struct drm_rkaccel_ctx_create)
+#define DRM_IOCTL_RKACCEL_CTX_DESTROY \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_RKACCEL_CTX_DESTROY, struct drm_rkaccel_ctx_destroy)
+#define DRM_IOCTL_RKACCEL_CTX_QUERY \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RKACCEL_CTX_QUERY, struct drm_rkaccel_ctx_query)
+#define DRM_IOCTL_RKACCEL_SUBMIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RKACCEL_SUBMIT, struct drm_rkaccel_submit)
 
 /**
  * enum drm_rkaccel_soc - the SoC whose NPU the device drives.
@@ -82,6 +106,240 @@ struct drm_rkaccel_query {
 	/** @cbuf_size: bytes of convolution buffer per core. */
 	__u32 cbuf_size;
 };
+
+/**
+ * DRM_RKACCEL_BO_WEIGHT - the BO holds weights.
+ *
+ * The device maps it read-only from creation. The CPU fills it, then seals
+ * it with DRM_IOCTL_RKACCEL_BO_SEAL: from then on CPU mappings are read-only
+ * too, it may be exported as a dma-buf and jobs may use it. A job naming an
+ * unsealed weight BO is rejected with -EINVAL.
+ */
+#define DRM_RKACCEL_BO_WEIGHT		0x00000001u
+/** DRM_RKACCEL_BO_SEALED - reported by BO_INFO once a weight BO is sealed. */
+#define DRM_RKACCEL_BO_SEALED		0x80000000u
+
+/** DRM_RKACCEL_BO_ALIGN - NPU addresses and sizes are multiples of this. */
+#define DRM_RKACCEL_BO_ALIGN		4096
+
+/**
+ * struct drm_rkaccel_bo_create - create a shmem-backed buffer object.
+ *
+ * The BO is mapped into the NPU address space of the calling file at once.
+ */
+struct drm_rkaccel_bo_create {
+	/** @size: bytes; rounded up to DRM_RKACCEL_BO_ALIGN. Not zero. */
+	__u64 size;
+	/** @flags: DRM_RKACCEL_BO_WEIGHT or zero. */
+	__u32 flags;
+	/** @handle: out, the GEM handle. */
+	__u32 handle;
+	/** @npu_addr: out, the BO's address in this file's NPU address space. */
+	__u64 npu_addr;
+	/** @mmap_offset: out, offset to pass to mmap(2) on the device fd. */
+	__u64 mmap_offset;
+};
+
+/**
+ * struct drm_rkaccel_bo_info - describe a BO of this file, for example one
+ * imported from a dma-buf, which gets its own NPU address here.
+ */
+struct drm_rkaccel_bo_info {
+	/** @handle: the GEM handle. */
+	__u32 handle;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @bo_flags: out, creation flags plus DRM_RKACCEL_BO_SEALED. */
+	__u32 bo_flags;
+	/** @pad: must be zero. */
+	__u32 pad;
+	/** @size: out, bytes. */
+	__u64 size;
+	/** @npu_addr: out, address in this file's NPU address space. */
+	__u64 npu_addr;
+	/** @mmap_offset: out, offset for mmap(2). */
+	__u64 mmap_offset;
+};
+
+/**
+ * struct drm_rkaccel_bo_wait - wait until every job using a BO is done.
+ *
+ * Returns -ETIME when @timeout_ns passes first (0 polls).
+ */
+struct drm_rkaccel_bo_wait {
+	/** @handle: the GEM handle. */
+	__u32 handle;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @timeout_ns: absolute CLOCK_MONOTONIC deadline in ns. */
+	__u64 timeout_ns;
+};
+
+/** struct drm_rkaccel_bo_seal - seal a weight BO (idempotent). */
+struct drm_rkaccel_bo_seal {
+	/** @handle: GEM handle of a BO created with DRM_RKACCEL_BO_WEIGHT. */
+	__u32 handle;
+	/** @flags: must be zero. */
+	__u32 flags;
+};
+
+/**
+ * enum drm_rkaccel_priority - context priority.
+ * @DRM_RKACCEL_PRIORITY_LOW: background work.
+ * @DRM_RKACCEL_PRIORITY_NORMAL: the default.
+ * @DRM_RKACCEL_PRIORITY_HIGH: needs CAP_SYS_NICE.
+ */
+enum drm_rkaccel_priority {
+	DRM_RKACCEL_PRIORITY_LOW = 0,
+	DRM_RKACCEL_PRIORITY_NORMAL = 1,
+	DRM_RKACCEL_PRIORITY_HIGH = 2,
+};
+
+/** struct drm_rkaccel_ctx_create - create an execution context. */
+struct drm_rkaccel_ctx_create {
+	/**
+	 * @core_mask: cores the context's jobs may run on: bit n is core n.
+	 * 0 means any core: each job goes to the least busy one. A bit naming
+	 * an absent core is rejected with -EINVAL.
+	 */
+	__u32 core_mask;
+	/** @priority: one of &enum drm_rkaccel_priority. */
+	__u32 priority;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @handle: out, the context handle (never 0). */
+	__u32 handle;
+};
+
+/** struct drm_rkaccel_ctx_destroy - destroy a context; queued jobs still run. */
+struct drm_rkaccel_ctx_destroy {
+	/** @handle: the context. */
+	__u32 handle;
+	/** @pad: must be zero. */
+	__u32 pad;
+};
+
+/**
+ * enum drm_rkaccel_ctx_state - health of a context.
+ * @DRM_RKACCEL_CTX_OK: runs jobs.
+ * @DRM_RKACCEL_CTX_GUILTY: one of its jobs hung the core; new submits fail
+ *	with -ECANCELED. Destroy it and create another.
+ */
+enum drm_rkaccel_ctx_state {
+	DRM_RKACCEL_CTX_OK = 0,
+	DRM_RKACCEL_CTX_GUILTY = 1,
+};
+
+/** struct drm_rkaccel_ctx_query - state and counters of a context. */
+struct drm_rkaccel_ctx_query {
+	/** @handle: the context. */
+	__u32 handle;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @state: out, &enum drm_rkaccel_ctx_state. */
+	__u32 state;
+	/** @reset_count: out, core resets its jobs caused. */
+	__u32 reset_count;
+	/** @core_mask: out, the mask the context was created with. */
+	__u32 core_mask;
+	/** @last_core: out, core its latest job ran on, ~0 before any. */
+	__u32 last_core;
+	/** @jobs_submitted: out. */
+	__u64 jobs_submitted;
+	/** @jobs_completed: out, without error. */
+	__u64 jobs_completed;
+	/** @jobs_failed: out, ended with an error (fault or timeout). */
+	__u64 jobs_failed;
+};
+
+/**
+ * struct drm_rkaccel_task - one program-counter start on a core.
+ *
+ * The core fetches @regcmd_count 64-bit register commands at @regcmd_addr
+ * and runs @task_count hardware tasks, each one chained to the next by the
+ * PC_BASE_ADDRESS / PC_REGISTER_AMOUNTS entries at its tail.
+ */
+struct drm_rkaccel_task {
+	/** @regcmd_addr: NPU address, 16-byte aligned, inside a BO of the job. */
+	__u64 regcmd_addr;
+	/** @regcmd_count: entries of the first hardware task; 1..65536. */
+	__u32 regcmd_count;
+	/** @task_count: hardware tasks in the chain; at least 1. */
+	__u32 task_count;
+};
+
+/** DRM_RKACCEL_SUBMIT_BO_WRITE - the job writes the BO (implicit sync). */
+#define DRM_RKACCEL_SUBMIT_BO_WRITE	0x00000001u
+
+/** struct drm_rkaccel_submit_bo - a BO the job reads or writes. */
+struct drm_rkaccel_submit_bo {
+	/** @handle: GEM handle. */
+	__u32 handle;
+	/** @flags: DRM_RKACCEL_SUBMIT_BO_WRITE or zero. */
+	__u32 flags;
+};
+
+/** struct drm_rkaccel_sync - a syncobj and, for timelines, a point. */
+struct drm_rkaccel_sync {
+	/** @handle: syncobj handle. */
+	__u32 handle;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @point: timeline point, 0 for a binary syncobj. */
+	__u64 point;
+};
+
+/**
+ * struct drm_rkaccel_submit - queue one job on a context.
+ *
+ * Arrays are passed as user pointers with a count and the size of one
+ * element (the stride, which must equal the struct's size in this version).
+ * The job starts once every input syncobj has signalled and every listed BO
+ * is idle for its use; its out fence signals when the job is done, with an
+ * error when it faulted (-EIO) or hung the core and was cancelled by the
+ * reset (-ECANCELED; the context is then GUILTY).
+ */
+struct drm_rkaccel_submit {
+	/** @ctx: context handle. */
+	__u32 ctx;
+	/** @flags: must be zero. */
+	__u32 flags;
+
+	/** @tasks: pointer to struct drm_rkaccel_task[@task_count]. */
+	__u64 tasks;
+	/** @task_count: 1..DRM_RKACCEL_MAX_JOB_TASKS. */
+	__u32 task_count;
+	/** @task_stride: sizeof(struct drm_rkaccel_task). */
+	__u32 task_stride;
+
+	/** @bos: pointer to struct drm_rkaccel_submit_bo[@bo_count]. */
+	__u64 bos;
+	/** @bo_count: 1..DRM_RKACCEL_MAX_JOB_BOS. */
+	__u32 bo_count;
+	/** @bo_stride: sizeof(struct drm_rkaccel_submit_bo). */
+	__u32 bo_stride;
+
+	/** @in_syncs: pointer to struct drm_rkaccel_sync[@in_sync_count]. */
+	__u64 in_syncs;
+	/** @in_sync_count: 0..DRM_RKACCEL_MAX_JOB_SYNCS. */
+	__u32 in_sync_count;
+	/** @sync_stride: sizeof(struct drm_rkaccel_sync), or 0 without syncs. */
+	__u32 sync_stride;
+
+	/** @out_sync: syncobj that gets the job's fence, 0 for none. */
+	__u32 out_sync;
+	/** @pad: must be zero. */
+	__u32 pad;
+	/** @out_sync_point: timeline point for @out_sync, 0 for binary. */
+	__u64 out_sync_point;
+};
+
+/** DRM_RKACCEL_MAX_JOB_TASKS - most PC starts in one job. */
+#define DRM_RKACCEL_MAX_JOB_TASKS	256
+/** DRM_RKACCEL_MAX_JOB_BOS - most BOs in one job. */
+#define DRM_RKACCEL_MAX_JOB_BOS		256
+/** DRM_RKACCEL_MAX_JOB_SYNCS - most input syncobjs in one job. */
+#define DRM_RKACCEL_MAX_JOB_SYNCS	64
 
 #if defined(__cplusplus)
 }

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Contexts: each one a drm_sched entity over the job queues of the cores in
+ * its mask. Jobs of different contexts of one file run on different cores at
+ * the same time; a hang marks only the context whose job hung.
+ */
+
+#include <drm/drm_file.h>
+#include <linux/bits.h>
+#include <linux/capability.h>
+#include <linux/slab.h>
+
+#include "rkaccel_core.h"
+#include "rkaccel_ctx.h"
+#include "rkaccel_device.h"
+
+static const enum drm_sched_priority rkaccel_sched_prio[] = {
+	[DRM_RKACCEL_PRIORITY_LOW] = DRM_SCHED_PRIORITY_LOW,
+	[DRM_RKACCEL_PRIORITY_NORMAL] = DRM_SCHED_PRIORITY_NORMAL,
+	[DRM_RKACCEL_PRIORITY_HIGH] = DRM_SCHED_PRIORITY_HIGH,
+};
+
+static void rkaccel_ctx_release(struct kref *kref)
+{
+	struct rkaccel_ctx *ctx = container_of(kref, struct rkaccel_ctx, refcount);
+	struct rkaccel_file *rfile = ctx->rfile;
+
+	atomic_dec(&rfile->rdev->ctx_count);
+	kfree(ctx);
+	rkaccel_file_put(rfile);
+}
+
+void rkaccel_ctx_put(struct rkaccel_ctx *ctx)
+{
+	kref_put(&ctx->refcount, rkaccel_ctx_release);
+}
+
+struct rkaccel_ctx *rkaccel_ctx_lookup(struct rkaccel_file *rfile, u32 handle)
+{
+	struct rkaccel_ctx *ctx;
+
+	xa_lock(&rfile->ctxs);
+	ctx = xa_load(&rfile->ctxs, handle);
+	if (ctx)
+		kref_get(&ctx->refcount);
+	xa_unlock(&rfile->ctxs);
+	return ctx;
+}
+
+/* Queued jobs are still handed to the cores before the entity goes. */
+static void rkaccel_ctx_destroy(struct rkaccel_ctx *ctx)
+{
+	drm_sched_entity_destroy(&ctx->entity);
+	rkaccel_ctx_put(ctx);
+}
+
+void rkaccel_ctx_destroy_all(struct rkaccel_file *rfile)
+{
+	struct rkaccel_ctx *ctx;
+	unsigned long handle;
+
+	xa_for_each(&rfile->ctxs, handle, ctx) {
+		xa_erase(&rfile->ctxs, handle);
+		rkaccel_ctx_destroy(ctx);
+	}
+}
+
+static int rkaccel_ctx_check_args(struct rkaccel_device *rdev,
+				  const struct drm_rkaccel_ctx_create *args)
+{
+	if (args->flags)
+		return -EINVAL;
+	if (args->core_mask & ~GENMASK(rdev->num_cores - 1, 0))
+		return -EINVAL;
+	if (args->priority >= ARRAY_SIZE(rkaccel_sched_prio))
+		return -EINVAL;
+	if (args->priority == DRM_RKACCEL_PRIORITY_HIGH && !capable(CAP_SYS_NICE))
+		return -EPERM;
+	return 0;
+}
+
+int rkaccel_ioctl_ctx_create(struct drm_device *ddev, void *data, struct drm_file *file)
+{
+	struct rkaccel_device *rdev = to_rkaccel_device(ddev);
+	struct rkaccel_file *rfile = file->driver_priv;
+	struct drm_rkaccel_ctx_create *args = data;
+	unsigned int i, n = 0;
+	struct rkaccel_ctx *ctx;
+	u32 handle;
+	int ret;
+
+	ret = rkaccel_ctx_check_args(rdev, args);
+	if (ret)
+		return ret;
+
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return -ENOMEM;
+	kref_init(&ctx->refcount);
+	ctx->user_mask = args->core_mask;
+	ctx->core_mask = args->core_mask ?: GENMASK(rdev->num_cores - 1, 0);
+	atomic_set(&ctx->last_core, -1);
+	for (i = 0; i < rdev->num_cores; i++)
+		if (ctx->core_mask & BIT(i))
+			ctx->sched_list[n++] = &rdev->cores[i]->sched;
+
+	ret = drm_sched_entity_init(&ctx->entity, rkaccel_sched_prio[args->priority],
+				    ctx->sched_list, n, NULL);
+	if (ret) {
+		kfree(ctx);
+		return ret;
+	}
+
+	kref_get(&rfile->refcount);
+	ctx->rfile = rfile;
+	atomic_inc(&rdev->ctx_count);
+
+	ret = xa_alloc(&rfile->ctxs, &handle, ctx, xa_limit_32b, GFP_KERNEL);
+	if (ret) {
+		rkaccel_ctx_destroy(ctx);
+		return ret;
+	}
+	args->handle = handle;
+	return 0;
+}
+
+int rkaccel_ioctl_ctx_destroy(struct drm_device *ddev, void *data, struct drm_file *file)
+{
+	struct rkaccel_file *rfile = file->driver_priv;
+	struct drm_rkaccel_ctx_destroy *args = data;
+	struct rkaccel_ctx *ctx;
+
+	if (args->pad)
+		return -EINVAL;
+	ctx = xa_erase(&rfile->ctxs, args->handle);
+	if (!ctx)
+		return -ENOENT;
+	rkaccel_ctx_destroy(ctx);
+	return 0;
+}
+
+int rkaccel_ioctl_ctx_query(struct drm_device *ddev, void *data, struct drm_file *file)
+{
+	struct drm_rkaccel_ctx_query *args = data;
+	struct rkaccel_ctx *ctx;
+
+	if (args->flags)
+		return -EINVAL;
+	ctx = rkaccel_ctx_lookup(file->driver_priv, args->handle);
+	if (!ctx)
+		return -ENOENT;
+
+	args->state = atomic_read(&ctx->guilty) ? DRM_RKACCEL_CTX_GUILTY : DRM_RKACCEL_CTX_OK;
+	args->reset_count = atomic_read(&ctx->reset_count);
+	args->core_mask = ctx->user_mask;
+	args->last_core = atomic_read(&ctx->last_core);
+	args->jobs_submitted = atomic64_read(&ctx->submitted);
+	args->jobs_completed = atomic64_read(&ctx->completed);
+	args->jobs_failed = atomic64_read(&ctx->failed);
+	rkaccel_ctx_put(ctx);
+	return 0;
+}

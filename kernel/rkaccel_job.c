@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Jobs: SUBMIT validates and queues them on a context's entity; the core's
+ * scheduler runs them one at a time; the IRQ path or the timeout ends them.
+ */
+
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_syncobj.h>
+#include <linux/dma-fence-chain.h>
+#include <linux/dma-resv.h>
+#include <linux/overflow.h>
+#include <linux/slab.h>
+
+#include "rkaccel_core.h"
+#include "rkaccel_ctx.h"
+#include "rkaccel_device.h"
+#include "rkaccel_gem.h"
+#include "rkaccel_job.h"
+
+static inline struct rkaccel_job *to_rkaccel_job(struct drm_sched_job *sched_job)
+{
+	return container_of(sched_job, struct rkaccel_job, base);
+}
+
+static inline struct rkaccel_core *sched_to_core(struct drm_gpu_scheduler *sched)
+{
+	return container_of(sched, struct rkaccel_core, sched);
+}
+
+static const char *rkaccel_fence_driver_name(struct dma_fence *fence)
+{
+	return "rkaccel";
+}
+
+static const char *rkaccel_fence_timeline_name(struct dma_fence *fence)
+{
+	return "rkaccel-core";
+}
+
+static const struct dma_fence_ops rkaccel_fence_ops = {
+	.get_driver_name = rkaccel_fence_driver_name,
+	.get_timeline_name = rkaccel_fence_timeline_name,
+};
+
+/* Account the job and signal its hardware fence; the job may go after. */
+void rkaccel_job_finish(struct rkaccel_core *core, struct rkaccel_job *job, int error)
+{
+	struct rkaccel_ctx *ctx = job->ctx;
+	u64 ns = ktime_to_ns(ktime_sub(ktime_get(), job->start));
+
+	atomic64_add(ns, &core->busy_ns);
+	atomic64_add(ns, &ctx->rfile->busy_ns[core->index]);
+	if (error) {
+		atomic64_inc(&ctx->failed);
+		dma_fence_set_error(job->done, error);
+	} else {
+		atomic64_inc(&ctx->completed);
+	}
+	dma_fence_signal(job->done);
+}
+
+static struct dma_fence *rkaccel_job_run(struct drm_sched_job *sched_job)
+{
+	struct rkaccel_job *job = to_rkaccel_job(sched_job);
+	struct rkaccel_core *core = sched_to_core(sched_job->sched);
+	struct drm_rkaccel_task *t = &job->tasks[0];
+	struct dma_fence *fence;
+	unsigned long flags;
+
+	if (unlikely(sched_job->s_fence->finished.error))
+		return NULL;
+	/* Jobs queued behind a hang of their own context do not run. */
+	if (atomic_read(&job->ctx->guilty))
+		return ERR_PTR(-ECANCELED);
+
+	fence = kzalloc(sizeof(*fence), GFP_KERNEL);
+	if (!fence)
+		return ERR_PTR(-ENOMEM);
+	dma_fence_init(fence, &rkaccel_fence_ops, &core->fence_lock, core->fence_context,
+		       ++core->fence_seqno);
+
+	job->done = dma_fence_get(fence);
+	job->core = core;
+	job->next_task = 0;
+	atomic_set(&job->ctx->last_core, core->index);
+	atomic64_inc(&core->jobs);
+	core->ops->attach_vm(core, &job->ctx->rfile->vm);
+
+	spin_lock_irqsave(&core->job_lock, flags);
+	job->start = ktime_get();
+	core->job = job;
+	rkaccel_core_start_task(core, t->regcmd_addr, t->regcmd_count, t->task_count);
+	spin_unlock_irqrestore(&core->job_lock, flags);
+	return fence;
+}
+
+/*
+ * A job ran past the timeout: reset only its core, mark only its context.
+ * Jobs of other contexts queued on the core run once the scheduler restarts.
+ */
+static enum drm_gpu_sched_stat rkaccel_job_timedout(struct drm_sched_job *sched_job)
+{
+	struct rkaccel_job *job = to_rkaccel_job(sched_job);
+	struct rkaccel_core *core = sched_to_core(sched_job->sched);
+	unsigned long flags;
+	bool hung;
+
+	drm_sched_stop(&core->sched, sched_job);
+
+	spin_lock_irqsave(&core->job_lock, flags);
+	hung = core->job == job;
+	if (hung)
+		core->job = NULL;
+	spin_unlock_irqrestore(&core->job_lock, flags);
+
+	if (hung) {
+		dev_warn(core->rdev->ddev.dev, "core %u: job timed out, resetting the core\n",
+			 core->index);
+		core->ops->reset(core);
+		atomic64_inc(&core->resets);
+		atomic_set(&job->ctx->guilty, 1);
+		atomic_inc(&job->ctx->reset_count);
+		rkaccel_job_finish(core, job, -ETIMEDOUT);
+	}
+
+	drm_sched_start(&core->sched);
+	return DRM_GPU_SCHED_STAT_NOMINAL;
+}
+
+static void rkaccel_job_put_bos(struct rkaccel_job *job)
+{
+	u32 i;
+
+	for (i = 0; i < job->bo_count; i++)
+		drm_gem_object_put(job->bos[i]);
+	kvfree(job->bos);
+	kvfree(job->bo_flags);
+}
+
+static void rkaccel_job_free_mem(struct rkaccel_job *job)
+{
+	rkaccel_job_put_bos(job);
+	kvfree(job->tasks);
+	dma_fence_put(job->done);
+	rkaccel_ctx_put(job->ctx);
+	kfree(job);
+}
+
+static void rkaccel_job_free(struct drm_sched_job *sched_job)
+{
+	drm_sched_job_cleanup(sched_job);
+	rkaccel_job_free_mem(to_rkaccel_job(sched_job));
+}
+
+const struct drm_sched_backend_ops rkaccel_sched_ops = {
+	.run_job = rkaccel_job_run,
+	.timedout_job = rkaccel_job_timedout,
+	.free_job = rkaccel_job_free,
+};
+
+/* Copy @count elements of exactly @stride bytes from userspace. */
+static void *rkaccel_copy_array(u64 uptr, u32 count, u32 stride, size_t size)
+{
+	void *buf;
+
+	if (stride != size)
+		return ERR_PTR(-EINVAL);
+	buf = kvmalloc_array(count, size, GFP_KERNEL);
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	if (copy_from_user(buf, u64_to_user_ptr(uptr), (size_t)count * size)) {
+		kvfree(buf);
+		return ERR_PTR(-EFAULT);
+	}
+	return buf;
+}
+
+static int rkaccel_submit_check_args(const struct drm_rkaccel_submit *args)
+{
+	if (args->flags || args->pad)
+		return -EINVAL;
+	if (!args->task_count || args->task_count > DRM_RKACCEL_MAX_JOB_TASKS)
+		return -EINVAL;
+	if (!args->bo_count || args->bo_count > DRM_RKACCEL_MAX_JOB_BOS)
+		return -EINVAL;
+	if (args->in_sync_count > DRM_RKACCEL_MAX_JOB_SYNCS)
+		return -EINVAL;
+	if (!args->in_sync_count && args->sync_stride &&
+	    args->sync_stride != sizeof(struct drm_rkaccel_sync))
+		return -EINVAL;
+	if (!args->out_sync && args->out_sync_point)
+		return -EINVAL;
+	return 0;
+}
+
+static int rkaccel_submit_get_bos(struct rkaccel_job *job, struct drm_file *file,
+				  const struct drm_rkaccel_submit *args)
+{
+	struct drm_rkaccel_submit_bo *ubos;
+	u32 i, j;
+	int ret = 0;
+
+	ubos = rkaccel_copy_array(args->bos, args->bo_count, args->bo_stride, sizeof(*ubos));
+	if (IS_ERR(ubos))
+		return PTR_ERR(ubos);
+
+	job->bos = kvcalloc(args->bo_count, sizeof(*job->bos), GFP_KERNEL);
+	job->bo_flags = kvcalloc(args->bo_count, sizeof(*job->bo_flags), GFP_KERNEL);
+	if (!job->bos || !job->bo_flags) {
+		ret = -ENOMEM;
+		goto out;
+	}
+
+	for (i = 0; i < args->bo_count; i++) {
+		struct rkaccel_bo *bo;
+
+		if (ubos[i].flags & ~DRM_RKACCEL_SUBMIT_BO_WRITE) {
+			ret = -EINVAL;
+			goto out;
+		}
+		for (j = 0; j < i; j++) {
+			if (ubos[j].handle == ubos[i].handle) {
+				ret = -EINVAL;	/* listed twice */
+				goto out;
+			}
+		}
+		job->bos[i] = drm_gem_object_lookup(file, ubos[i].handle);
+		if (!job->bos[i]) {
+			ret = -ENOENT;
+			goto out;
+		}
+		job->bo_count = i + 1;
+		job->bo_flags[i] = ubos[i].flags;
+
+		/* Weights must be final before the device reads them. */
+		bo = to_rkaccel_bo(job->bos[i]);
+		if ((bo->flags & DRM_RKACCEL_BO_WEIGHT) && !READ_ONCE(bo->sealed)) {
+			ret = -EINVAL;
+			goto out;
+		}
+	}
+out:
+	kvfree(ubos);
+	return ret;
+}
+
+/* Every regcmd buffer must lie inside one BO of the job, in this file's VM. */
+static bool rkaccel_task_in_bos(struct rkaccel_job *job, struct rkaccel_file *rfile,
+				const struct drm_rkaccel_task *t)
+{
+	u64 len = (u64)t->regcmd_count * sizeof(u64);
+	u32 i;
+
+	for (i = 0; i < job->bo_count; i++) {
+		u64 start = rkaccel_bo_npu_addr(to_rkaccel_bo(job->bos[i]), rfile);
+		u64 size = job->bos[i]->size;
+
+		if (start && t->regcmd_addr >= start && t->regcmd_addr - start < size &&
+		    len <= size - (t->regcmd_addr - start))
+			return true;
+	}
+	return false;
+}
+
+static int rkaccel_submit_get_tasks(struct rkaccel_job *job, struct rkaccel_file *rfile,
+				    const struct drm_rkaccel_submit *args)
+{
+	u64 hw_tasks = 0;
+	u32 i;
+
+	job->tasks = rkaccel_copy_array(args->tasks, args->task_count, args->task_stride,
+					sizeof(*job->tasks));
+	if (IS_ERR(job->tasks)) {
+		int ret = PTR_ERR(job->tasks);
+
+		job->tasks = NULL;
+		return ret;
+	}
+	job->task_count = args->task_count;
+
+	for (i = 0; i < job->task_count; i++) {
+		const struct drm_rkaccel_task *t = &job->tasks[i];
+
+		/* PC_REGISTER_AMOUNTS holds (count + 1) / 2 - 1 in 16 bits */
+		if (!t->regcmd_count || t->regcmd_count > 0x20000 || !t->task_count)
+			return -EINVAL;
+		if (!IS_ALIGNED(t->regcmd_addr, 16))
+			return -EINVAL;
+		if (t->task_count > rfile->rdev->soc->max_tasks)
+			return -EINVAL;
+		hw_tasks += t->task_count;
+		if (!rkaccel_task_in_bos(job, rfile, t))
+			return -EINVAL;
+	}
+	return hw_tasks > rfile->rdev->soc->max_tasks ? -EINVAL : 0;
+}
+
+static int rkaccel_submit_add_in_syncs(struct rkaccel_job *job, struct drm_file *file,
+				       const struct drm_rkaccel_submit *args)
+{
+	struct drm_rkaccel_sync *syncs;
+	u32 i;
+	int ret = 0;
+
+	if (!args->in_sync_count)
+		return 0;
+	syncs = rkaccel_copy_array(args->in_syncs, args->in_sync_count, args->sync_stride,
+				   sizeof(*syncs));
+	if (IS_ERR(syncs))
+		return PTR_ERR(syncs);
+
+	for (i = 0; i < args->in_sync_count && !ret; i++) {
+		if (syncs[i].flags || syncs[i].point > U32_MAX) {
+			ret = -EINVAL;
+			break;
+		}
+		ret = drm_sched_job_add_syncobj_dependency(&job->base, file, syncs[i].handle,
+							   syncs[i].point);
+	}
+	kvfree(syncs);
+	return ret;
+}
+
+/* Implicit sync on the BOs, then queue; the finished fence lands in resv. */
+static int rkaccel_submit_push(struct rkaccel_job *job, struct dma_fence **out)
+{
+	struct ww_acquire_ctx ticket;
+	u32 i;
+	int ret;
+
+	ret = drm_gem_lock_reservations(job->bos, job->bo_count, &ticket);
+	if (ret)
+		return ret;
+
+	for (i = 0; i < job->bo_count; i++) {
+		bool write = job->bo_flags[i] & DRM_RKACCEL_SUBMIT_BO_WRITE;
+
+		ret = dma_resv_reserve_fences(job->bos[i]->resv, 1);
+		if (!ret)
+			ret = drm_sched_job_add_implicit_dependencies(&job->base, job->bos[i],
+								      write);
+		if (ret)
+			goto unlock;
+	}
+
+	drm_sched_job_arm(&job->base);
+	*out = dma_fence_get(&job->base.s_fence->finished);
+	for (i = 0; i < job->bo_count; i++)
+		dma_resv_add_fence(job->bos[i]->resv, *out,
+				   job->bo_flags[i] & DRM_RKACCEL_SUBMIT_BO_WRITE ?
+				   DMA_RESV_USAGE_WRITE : DMA_RESV_USAGE_READ);
+	atomic64_inc(&job->ctx->submitted);
+	drm_sched_entity_push_job(&job->base);
+unlock:
+	drm_gem_unlock_reservations(job->bos, job->bo_count, &ticket);
+	return ret;
+}
+
+static int rkaccel_submit_prepare_out(struct drm_file *file,
+				      const struct drm_rkaccel_submit *args,
+				      struct drm_syncobj **syncobj,
+				      struct dma_fence_chain **chain)
+{
+	if (!args->out_sync)
+		return 0;
+	*syncobj = drm_syncobj_find(file, args->out_sync);
+	if (!*syncobj)
+		return -ENOENT;
+	if (args->out_sync_point) {
+		*chain = dma_fence_chain_alloc();
+		if (!*chain) {
+			drm_syncobj_put(*syncobj);
+			*syncobj = NULL;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static void rkaccel_submit_signal_out(const struct drm_rkaccel_submit *args,
+				      struct drm_syncobj *syncobj,
+				      struct dma_fence_chain *chain, struct dma_fence *fence)
+{
+	if (!syncobj)
+		return;
+	if (chain)
+		drm_syncobj_add_point(syncobj, chain, fence, args->out_sync_point);
+	else
+		drm_syncobj_replace_fence(syncobj, fence);
+	drm_syncobj_put(syncobj);
+}
+
+int rkaccel_ioctl_submit(struct drm_device *ddev, void *data, struct drm_file *file)
+{
+	struct rkaccel_file *rfile = file->driver_priv;
+	struct drm_rkaccel_submit *args = data;
+	struct dma_fence_chain *chain = NULL;
+	struct drm_syncobj *syncobj = NULL;
+	struct dma_fence *fence = NULL;
+	struct rkaccel_job *job;
+	struct rkaccel_ctx *ctx;
+	int ret;
+
+	ret = rkaccel_submit_check_args(args);
+	if (ret)
+		return ret;
+	ctx = rkaccel_ctx_lookup(rfile, args->ctx);
+	if (!ctx)
+		return -ENOENT;
+	if (atomic_read(&ctx->guilty)) {
+		rkaccel_ctx_put(ctx);
+		return -ECANCELED;
+	}
+
+	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	if (!job) {
+		rkaccel_ctx_put(ctx);
+		return -ENOMEM;
+	}
+	job->ctx = ctx;
+
+	ret = rkaccel_submit_get_bos(job, file, args);
+	if (!ret)
+		ret = rkaccel_submit_get_tasks(job, rfile, args);
+	if (!ret)
+		ret = rkaccel_submit_prepare_out(file, args, &syncobj, &chain);
+	if (ret)
+		goto err_free;
+
+	ret = drm_sched_job_init(&job->base, &ctx->entity, 1, ctx, file->client_id);
+	if (ret)
+		goto err_out;
+	ret = rkaccel_submit_add_in_syncs(job, file, args);
+	if (!ret)
+		ret = rkaccel_submit_push(job, &fence);
+	if (ret) {
+		drm_sched_job_cleanup(&job->base);
+		goto err_out;
+	}
+
+	rkaccel_submit_signal_out(args, syncobj, chain, fence);
+	dma_fence_put(fence);
+	return 0;
+
+err_out:
+	dma_fence_chain_free(chain);
+	if (syncobj)
+		drm_syncobj_put(syncobj);
+err_free:
+	rkaccel_job_free_mem(job);
+	return ret;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef _RKACCEL_VM_H_
+#define _RKACCEL_VM_H_
+
+#include <drm/drm_mm.h>
+#include <linux/mutex.h>
+#include <linux/xarray.h>
+
+struct page;
+
+/**
+ * struct rkaccel_vm - one NPU virtual address space (one per open file).
+ * @mm_lock: protects @mm.
+ * @mm: allocator of NPU addresses in [4 KiB, 4 GiB).
+ * @pt: software page table: NPU page number -> struct page, XA_MARK_0 set on
+ *	read-only pages. The simulator reads and writes memory only through
+ *	it, under its lock; silicon holds the same mappings in an IOMMU domain.
+ */
+struct rkaccel_vm {
+	struct mutex mm_lock;	/* protects mm */
+	struct drm_mm mm;
+	struct xarray pt;
+};
+
+#define RKACCEL_VM_START	SZ_4K
+#define RKACCEL_VM_END		SZ_4G
+#define RKACCEL_PT_READONLY	XA_MARK_0
+
+void rkaccel_vm_init(struct rkaccel_vm *vm);
+void rkaccel_vm_fini(struct rkaccel_vm *vm);
+int rkaccel_vm_map(struct rkaccel_vm *vm, struct drm_mm_node *node, struct page **pages,
+		   size_t size, bool readonly);
+void rkaccel_vm_unmap(struct rkaccel_vm *vm, struct drm_mm_node *node);
+int rkaccel_vm_read(struct rkaccel_vm *vm, u64 addr, void *buf, size_t len);
+int rkaccel_vm_write(struct rkaccel_vm *vm, u64 addr, const void *buf, size_t len);
+
+#endif /* _RKACCEL_VM_H_ */
