@@ -17,6 +17,7 @@
 #include "rkaccel_device.h"
 #include "rkaccel_gem.h"
 #include "rkaccel_job.h"
+#include "rkaccel_trace.h"
 
 static inline struct rkaccel_job *to_rkaccel_job(struct drm_sched_job *sched_job)
 {
@@ -49,6 +50,8 @@ void rkaccel_job_finish(struct rkaccel_core *core, struct rkaccel_job *job, int 
 	struct rkaccel_ctx *ctx = job->ctx;
 	u64 ns = ktime_to_ns(ktime_sub(ktime_get(), job->start));
 
+	trace_rkaccel_done(job->base.s_fence->finished.context,
+			   job->base.s_fence->finished.seqno, core->index, error);
 	atomic64_add(ns, &core->busy_ns);
 	atomic64_add(ns, &ctx->rfile->busy_ns[core->index]);
 	if (error) {
@@ -87,6 +90,8 @@ static struct dma_fence *rkaccel_job_run(struct drm_sched_job *sched_job)
 	atomic64_inc(&core->jobs);
 	core->ops->attach_vm(core, &job->ctx->rfile->vm);
 
+	trace_rkaccel_run(sched_job->s_fence->finished.context,
+			  sched_job->s_fence->finished.seqno, core->index, 0);
 	spin_lock_irqsave(&core->job_lock, flags);
 	job->start = ktime_get();
 	core->job = job;
@@ -351,6 +356,7 @@ static int rkaccel_submit_push(struct rkaccel_job *job, struct dma_fence **out)
 				   job->bo_flags[i] & DRM_RKACCEL_SUBMIT_BO_WRITE ?
 				   DMA_RESV_USAGE_WRITE : DMA_RESV_USAGE_READ);
 	atomic64_inc(&job->ctx->submitted);
+	trace_rkaccel_submit((*out)->context, (*out)->seqno, -1, 0);
 	drm_sched_entity_push_job(&job->base);
 unlock:
 	drm_gem_unlock_reservations(job->bos, job->bo_count, &ticket);
