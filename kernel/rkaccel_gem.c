@@ -312,7 +312,7 @@ int rkaccel_ioctl_bo_wait(struct drm_device *ddev, void *data, struct drm_file *
 	obj = drm_gem_object_lookup(file, args->handle);
 	if (!obj)
 		return -ENOENT;
-	ret = dma_resv_wait_timeout(obj->resv, DMA_RESV_USAGE_WRITE, true, timeout);
+	ret = dma_resv_wait_timeout(obj->resv, DMA_RESV_USAGE_READ, true, timeout);
 	drm_gem_object_put(obj);
 
 	if (ret == 0)

@@ -357,7 +357,11 @@ static int rkaccel_submit_push(struct rkaccel_job *job, struct dma_fence **out)
 				   DMA_RESV_USAGE_WRITE : DMA_RESV_USAGE_READ);
 	atomic64_inc(&job->ctx->submitted);
 	trace_rkaccel_submit((*out)->context, (*out)->seqno, -1, 0);
+	drm_gem_unlock_reservations(job->bos, job->bo_count, &ticket);
+	/* Last: once pushed the job may run and be freed at any time. */
 	drm_sched_entity_push_job(&job->base);
+	return 0;
+
 unlock:
 	drm_gem_unlock_reservations(job->bos, job->bo_count, &ticket);
 	return ret;
