@@ -126,6 +126,7 @@ static enum drm_gpu_sched_stat rkaccel_job_timedout(struct drm_sched_job *sched_
 		atomic64_inc(&core->resets);
 		atomic_set(&job->ctx->guilty, 1);
 		atomic_inc(&job->ctx->reset_count);
+		/* drm_sched_start() completes the job's own fence with -ECANCELED */
 		rkaccel_job_finish(core, job, -ETIMEDOUT);
 	}
 

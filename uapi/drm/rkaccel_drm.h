@@ -262,7 +262,7 @@ struct drm_rkaccel_ctx_query {
 struct drm_rkaccel_task {
 	/** @regcmd_addr: NPU address, 16-byte aligned, inside a BO of the job. */
 	__u64 regcmd_addr;
-	/** @regcmd_count: entries of the first hardware task; 1..65536. */
+	/** @regcmd_count: entries of the first hardware task; 1..131072. */
 	__u32 regcmd_count;
 	/** @task_count: hardware tasks in the chain; at least 1. */
 	__u32 task_count;
