@@ -81,7 +81,7 @@ err_free:
 	kfree(m);
 err_unpin:
 	drm_gem_shmem_unpin(&bo->base);
-	return ret == -ENOSPC ? -ENOSPC : ret;
+	return ret;
 }
 
 /* The last handle of @file is gone: the device of that file loses the BO. */

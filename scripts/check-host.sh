@@ -27,6 +27,7 @@ check() {
 }
 
 # checkpatch exits 0 on warnings; --strict output must be empty of findings.
+# The compat header is the one place allowed to compare kernel versions.
 checkpatch() {
 	local out
 	out=$(perl "$tree/scripts/checkpatch.pl" --strict --no-tree --terse --show-types \
@@ -35,7 +36,6 @@ checkpatch() {
 	! grep -q 'ERROR\|WARNING\|CHECK' <<<"$out"
 }
 
-# The compat header is the one place allowed to compare kernel versions.
 kernel_files() { ls kernel/*.c kernel/*.h uapi/drm/*.h; }
 
 kerneldoc() {

@@ -294,6 +294,21 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* Start @n workers and wait for all; a failed start still joins the rest. */
+static int run_workers(struct worker *w, int n)
+{
+	int started, ret = 0;
+
+	for (started = 0; started < n; started++) {
+		ret = pthread_create(&w[started].thread, NULL, worker_main, &w[started]);
+		if (ret)
+			break;
+	}
+	for (int i = 0; i < started; i++)
+		pthread_join(w[i].thread, NULL);
+	return ret;
+}
+
 TEST_F_TIMEOUT(stress, threads_share_a_file, 120)
 {
 	/* 6 threads, each its own context on one shared file and BO */
@@ -311,11 +326,7 @@ TEST_F_TIMEOUT(stress, threads_share_a_file, 120)
 		w[i].jobs = JOBS;
 		w[i].err = 0;
 	}
-	for (int i = 0; i < THREADS; i++) {
-		ASSERT_EQ(0, pthread_create(&w[i].thread, NULL, worker_main, &w[i]));
-	}
-	for (int i = 0; i < THREADS; i++)
-		pthread_join(w[i].thread, NULL);
+	ASSERT_EQ(0, run_workers(w, THREADS));
 	for (int i = 0; i < THREADS; i++) {
 		struct drm_rkaccel_ctx_query cq;
 
@@ -343,11 +354,7 @@ TEST_F_TIMEOUT(stress, threads_own_files, 120)
 		w[i].jobs = JOBS;
 		w[i].err = 0;
 	}
-	for (int i = 0; i < THREADS; i++) {
-		ASSERT_EQ(0, pthread_create(&w[i].thread, NULL, worker_main, &w[i]));
-	}
-	for (int i = 0; i < THREADS; i++)
-		pthread_join(w[i].thread, NULL);
+	ASSERT_EQ(0, run_workers(w, THREADS));
 	for (int i = 0; i < THREADS; i++) {
 		struct drm_rkaccel_ctx_query cq;
 
