@@ -91,8 +91,9 @@ void rkaccel_core_start_task(struct rkaccel_core *core, u64 regcmd_addr, u32 reg
 }
 
 /*
- * Interrupt: a DMA error ends the job with -EIO; a completion starts the
- * job's next PC start or ends the job.
+ * Interrupt: a DMA error ends the job with -EIO, a setting the simulator
+ * does not implement with -EOPNOTSUPP; a completion starts the job's next
+ * PC start or ends the job.
  */
 void rkaccel_core_irq(struct rkaccel_core *core)
 {
@@ -111,13 +112,12 @@ void rkaccel_core_irq(struct rkaccel_core *core)
 		return;
 	}
 
-	if (raw & RKNPU_INT_DMA_ERROR) {
+	if (raw & (RKNPU_INT_DMA_ERROR | RKNPU_INT_SIM_UNSUPPORTED)) {
 		core->job = NULL;
 		atomic64_inc(&core->faults);
 		spin_unlock_irqrestore(&core->job_lock, flags);
-		dev_dbg(core->rdev->ddev.dev, "core %u: DMA %s error\n", core->index,
-			raw & RKNPU_INT_DMA_READ_ERROR ? "read" : "write");
-		rkaccel_job_finish(core, job, -EIO);
+		dev_dbg(core->rdev->ddev.dev, "core %u: error interrupt 0x%x\n", core->index, raw);
+		rkaccel_job_finish(core, job, raw & RKNPU_INT_DMA_ERROR ? -EIO : -EOPNOTSUPP);
 		return;
 	}
 	if (!(raw & RKNPU_INT_DPU_DONE)) {

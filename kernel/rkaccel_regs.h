@@ -21,7 +21,6 @@
 
 #define RKNPU_CNA_S_POINTER		0x1004
 #define RKNPU_CORE_S_POINTER		0x3004
-#define RKNPU_GLOBAL_OPERATION_ENABLE	0xf008
 
 /* INTERRUPT_* bits */
 #define RKNPU_INT_DPU_0			BIT(8)
@@ -30,12 +29,9 @@
 #define RKNPU_INT_DMA_READ_ERROR	BIT(12)
 #define RKNPU_INT_DMA_WRITE_ERROR	BIT(13)
 #define RKNPU_INT_DMA_ERROR		(RKNPU_INT_DMA_READ_ERROR | RKNPU_INT_DMA_WRITE_ERROR)
+/* Simulator only: the task asked for a setting the simulator does not implement. */
+#define RKNPU_INT_SIM_UNSUPPORTED	BIT(16)
 #define RKNPU_INT_ALL			0x1ffff
-
-/* GLOBAL_OPERATION_ENABLE bits */
-#define RKNPU_OP_EN_CNA			BIT(0)
-#define RKNPU_OP_EN_CORE		BIT(2)
-#define RKNPU_OP_EN_DPU			BIT(3)
 
 /* regcmd entry: target [63:48], value [47:16], register [15:0] */
 #define RKNPU_REGCMD_TARGET(e)		((u32)((e) >> 48))

@@ -10,6 +10,10 @@
  * completion bits and calls the driver's IRQ path, as silicon's interrupt
  * would. A fetch outside the mapped space raises DMA_READ_ERROR instead. A
  * task without an enable entry never completes, as on silicon.
+ *
+ * A task whose enable names the convolution blocks runs the datapath
+ * (rkaccel_sim_conv.c) on the registers it wrote; a task enabling no block
+ * computes nothing and only takes its overhead.
  */
 
 #include <drm/drm_managed.h>
@@ -22,8 +26,10 @@
 
 #include "rkaccel_core.h"
 #include "rkaccel_device.h"
+#include "rkaccel_npu_regs.h"
 #include "rkaccel_regs.h"
 #include "rkaccel_sim.h"
+#include "rkaccel_sim_conv.h"
 #include "rkaccel_vm.h"
 
 #define SIM_VERSION_NUM		0x0001
@@ -31,6 +37,25 @@
 static unsigned long sim_task_ns = 10000;
 module_param(sim_task_ns, ulong, 0644);
 MODULE_PARM_DESC(sim_task_ns, "Simulator: fixed time per hardware task, ns (default 10000)");
+
+static unsigned int sim_clock_mhz = 1000;
+module_param(sim_clock_mhz, uint, 0644);
+MODULE_PARM_DESC(sim_clock_mhz, "Simulator: core clock for the MAC time, MHz (default 1000)");
+
+static unsigned int sim_mem_mbps = 8000;
+module_param(sim_mem_mbps, uint, 0644);
+MODULE_PARM_DESC(sim_mem_mbps, "Simulator: DMA bandwidth per core, MB/s (default 8000)");
+
+static unsigned int sim_time_scale = 1;
+module_param(sim_time_scale, uint, 0644);
+MODULE_PARM_DESC(sim_time_scale, "Simulator: multiply the modelled time (default 1)");
+
+static bool sim_compute = true;
+module_param(sim_compute, bool, 0644);
+MODULE_PARM_DESC(sim_compute, "Simulator: compute results (1) or only model time (0)");
+
+/* The int8 MAC array: 1024 multiply-accumulates per cycle. */
+#define SIM_MACS_PER_CYCLE	1024
 
 /**
  * struct rkaccel_sim_core - the state of one simulated core.
@@ -166,6 +191,7 @@ static const struct rkaccel_reg_ops rkaccel_sim_reg_ops = {
 struct sim_task {
 	u32 next_addr;
 	u32 next_amounts;
+	u32 op_enable;
 	bool enabled;
 };
 
@@ -202,21 +228,24 @@ static void sim_apply(struct rkaccel_sim_core *sim, const u64 *cmds, u32 count,
 	memset(task, 0, sizeof(*task));
 	spin_lock_irqsave(&sim->lock, flags);
 	for (i = 0; i < count; i++) {
+		u32 target = RKNPU_REGCMD_TARGET(cmds[i]);
 		u32 reg = RKNPU_REGCMD_REG(cmds[i]);
 		u32 val = RKNPU_REGCMD_VALUE(cmds[i]);
 
-		if (!RKNPU_REGCMD_TARGET(cmds[i]) || reg % 4)
+		if (!target || reg % 4)
 			continue;	/* padding */
+		if (target == RKNPU_TGT_OP_EN && reg == RKNPU_REG_OP_EN) {
+			/* the enable entry: these blocks start the task */
+			task->enabled = true;
+			task->op_enable = val;
+			continue;
+		}
 		switch (reg) {
 		case RKNPU_PC_BASE_ADDRESS:
 			task->next_addr = val & ~0xfu;
 			break;
 		case RKNPU_PC_REGISTER_AMOUNTS:
 			task->next_amounts = val & 0xffff;
-			break;
-		case RKNPU_GLOBAL_OPERATION_ENABLE:
-			task->enabled = true;
-			*sim_reg(sim, reg) = val;
 			break;
 		default:
 			/* PC registers only change through the seam */
@@ -227,11 +256,42 @@ static void sim_apply(struct rkaccel_sim_core *sim, const u64 *cmds, u32 count,
 	spin_unlock_irqrestore(&sim->lock, flags);
 }
 
+/* Modelled time of one task: overhead, MAC array time and DMA time. */
+static u64 sim_task_time(const struct rkaccel_sim_work *w)
+{
+	u64 ns = READ_ONCE(sim_task_ns);
+	u32 mhz = max(READ_ONCE(sim_clock_mhz), 1u);
+	u32 mbps = max(READ_ONCE(sim_mem_mbps), 1u);
+
+	ns += div_u64(w->macs * 1000, (u64)SIM_MACS_PER_CYCLE * mhz);
+	ns += div_u64(w->bytes * 1000, mbps);
+	return ns * max(READ_ONCE(sim_time_scale), 1u);
+}
+
+/*
+ * Run what the task's enable entry started. Only the exec work writes the
+ * block registers, so the datapath reads them without the lock. Returns the
+ * error interrupt bits, 0 when the task completed.
+ */
+static u32 sim_run_task(struct rkaccel_sim_core *sim, struct rkaccel_vm *vm,
+			const struct sim_task *task, u64 *ns)
+{
+	struct rkaccel_sim_work w = {};
+	u32 err = 0;
+
+	if (task->op_enable)
+		err = rkaccel_sim_conv(sim->core, sim->regs, task->op_enable, vm,
+				       READ_ONCE(sim_compute), &w);
+	*ns += sim_task_time(&w);
+	return err;
+}
+
 static void sim_exec(struct work_struct *work)
 {
 	struct rkaccel_sim_core *sim = container_of(work, struct rkaccel_sim_core, exec);
-	u32 gen, addr, count, tasks, task_con, done = 0;
+	u32 gen, addr, count, tasks, task_con, err, done = 0;
 	unsigned int status_reg = sim->core->rdev->soc->task_status_reg;
+	ktime_t start = ktime_get();
 	struct rkaccel_vm *vm;
 	struct sim_task task;
 	unsigned long flags;
@@ -267,7 +327,11 @@ static void sim_exec(struct work_struct *work)
 		if (!task.enabled)
 			goto out;	/* nothing started: the core hangs */
 
-		ns += sim_task_ns;
+		err = sim_run_task(sim, vm, &task, &ns);
+		if (err) {
+			sim_raise(sim, gen, err);
+			goto out;
+		}
 		done++;
 		spin_lock_irqsave(&sim->lock, flags);
 		*sim_reg(sim, status_reg) = done;
@@ -277,9 +341,10 @@ static void sim_exec(struct work_struct *work)
 		count = (task.next_amounts + 1) * 2;
 	}
 
+	/* Modelled time runs from the start: host compute time overlaps it. */
 	spin_lock_irqsave(&sim->lock, flags);
 	if (gen == sim->generation)
-		hrtimer_start(&sim->done, ns_to_ktime(ns), HRTIMER_MODE_REL);
+		hrtimer_start(&sim->done, ktime_add_ns(start, ns), HRTIMER_MODE_ABS);
 	spin_unlock_irqrestore(&sim->lock, flags);
 out:
 	kvfree(cmds);
@@ -322,7 +387,7 @@ int rkaccel_sim_init(struct rkaccel_device *rdev)
 		spin_lock_init(&sim->lock);
 		sim->hw_version = rdev->soc->sim_hw_version;
 		INIT_WORK(&sim->exec, sim_exec);
-		hrtimer_init(&sim->done, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+		hrtimer_init(&sim->done, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 		sim->done.function = sim_done;
 
 		core = rkaccel_core_create(rdev, i, &rkaccel_sim_reg_ops, sim);

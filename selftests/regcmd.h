@@ -6,7 +6,7 @@
  * (target << 48) | (value << 16) | reg, reg being a 16-bit register offset
  * inside one NPU core. A hardware task is a run of entries ending with a tail
  * that loads the next task's PC_BASE_ADDRESS and PC_REGISTER_AMOUNTS (0 for
- * the last task) and then the GLOBAL_OPERATION_ENABLE entry that starts it.
+ * the last task) and then the op-enable entry that starts it.
  * Entries with target 0 are no-ops. A task without the enable entry never
  * completes: that is how the tests hang a core.
  */
@@ -19,13 +19,13 @@
 #include <string.h>
 
 #include "rkaccel_drm.h"
+#include "rkaccel_npu_regs.h"
 
-/* Targets (block id + 1 style tags). */
+/* Targets: the block id plus one (rkaccel_npu_regs.h has the rest). */
 #define RKT_TGT_NOP		0x0000
-#define RKT_TGT_PC		0x0081
-#define RKT_TGT_CNA		0x0201
-#define RKT_TGT_CORE		0x0801
-#define RKT_TGT_DPU		0x1001
+#define RKT_TGT_CNA		RKNPU_TGT_CNA
+#define RKT_TGT_CORE		RKNPU_TGT_CORE
+#define RKT_TGT_DPU		RKNPU_TGT_DPU
 
 /* Register offsets inside one core. */
 #define RKT_REG_PC_BASE_ADDRESS		0x0010
@@ -33,13 +33,12 @@
 #define RKT_REG_CNA_BASE		0x1000
 #define RKT_REG_CORE_BASE		0x3000
 #define RKT_REG_DPU_BASE		0x4000
-#define RKT_REG_GLOBAL_OP_ENABLE	0xf008
 
-/* GLOBAL_OPERATION_ENABLE bits. */
-#define RKT_OP_EN_CNA		(1u << 0)
-#define RKT_OP_EN_CORE		(1u << 2)
-#define RKT_OP_EN_DPU		(1u << 3)
-#define RKT_OP_EN_CONV		(RKT_OP_EN_CNA | RKT_OP_EN_CORE | RKT_OP_EN_DPU)
+/*
+ * The filler tasks write arbitrary block registers, so their enable entry
+ * starts no block: the simulator completes such a task without computing.
+ */
+#define RKT_OP_EN_NONE		0u
 
 /* Tasks of a chain start on this boundary. */
 #define RKT_TASK_ALIGN		64
@@ -120,8 +119,8 @@ static inline void rkt_chain_set_next(void *bo_map, const struct rkt_chain *c, u
 	uint64_t *e = (uint64_t *)((char *)bo_map + c->offset + (size_t)task * c->stride);
 	uint32_t tail = c->entries - RKT_TAIL_ENTRIES;
 
-	e[tail] = rkt_regcmd(RKT_TGT_PC, RKT_REG_PC_BASE_ADDRESS, (uint32_t)next_addr);
-	e[tail + 1] = rkt_regcmd(RKT_TGT_PC, RKT_REG_PC_REGISTER_AMOUNTS,
+	e[tail] = rkt_regcmd(RKNPU_TGT_PC, RKT_REG_PC_BASE_ADDRESS, (uint32_t)next_addr);
+	e[tail + 1] = rkt_regcmd(RKNPU_TGT_PC, RKT_REG_PC_REGISTER_AMOUNTS,
 				 next_addr ? rkt_amounts(next_entries) : 0);
 }
 
@@ -160,7 +159,7 @@ static inline int rkt_chain_build(void *bo_map, uint64_t bo_addr, size_t bo_size
 		rkt_chain_set_next(bo_map, c, t, next, c->entries);
 		e[c->entries - 1] = (flags & RKT_CHAIN_NO_ENABLE) ?
 			rkt_regcmd(RKT_TGT_NOP, 0, 0) :
-			rkt_regcmd(RKT_TGT_PC, RKT_REG_GLOBAL_OP_ENABLE, RKT_OP_EN_CONV);
+			rkt_regcmd(RKNPU_TGT_OP_EN, RKNPU_REG_OP_EN, RKT_OP_EN_NONE);
 	}
 	return 0;
 }

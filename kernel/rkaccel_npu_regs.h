@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
+/*
+ * The convolution pipeline's registers (CNA -> CORE -> DPU, DPU_RDMA) and
+ * the fields rkaccel programs, from public register descriptions. Plain
+ * constants: the driver's simulator decodes them and the library's compiler
+ * emits them, so both include this file. Field masks work with FIELD_GET()
+ * in the kernel and with the library's own field helpers.
+ */
+#ifndef _RKACCEL_NPU_REGS_H_
+#define _RKACCEL_NPU_REGS_H_
+
+/* regcmd targets: the block id plus one. */
+#define RKNPU_TGT_PC			0x0101
+#define RKNPU_TGT_CNA			0x0201
+#define RKNPU_TGT_CORE			0x0801
+#define RKNPU_TGT_DPU			0x1001
+#define RKNPU_TGT_DPU_RDMA		0x2001
+/* Tail entries: the op-enable prefix and the op-enable itself. */
+#define RKNPU_TGT_OP_PREFIX		0x0041
+#define RKNPU_TGT_OP_EN			0x0081
+#define RKNPU_REG_OP_EN			0x0008
+
+/* Op-enable value: which blocks the task runs. */
+#define RKNPU_BLK_CNA			0x01
+#define RKNPU_BLK_CORE			0x04
+#define RKNPU_BLK_DPU			0x08
+#define RKNPU_BLK_DPU_RDMA		0x10
+#define RKNPU_BLK_PPU			0x20
+#define RKNPU_BLK_PPU_RDMA		0x40
+
+/* CNA: feature and weight fetch. */
+#define RKNPU_CNA_CONV_CON1		0x100c
+#define   RKNPU_CONV_CON1_NONALIGN_DMA		0x40000000
+#define   RKNPU_CONV_CON1_GROUP_LINE_OFF	0x20000000
+#define   RKNPU_CONV_CON1_DECONV		0x00010000
+#define   RKNPU_CONV_CON1_ARGB_IN		0x0000f000
+#define   RKNPU_CONV_CON1_PROC_PRECISION	0x00000380
+#define   RKNPU_CONV_CON1_IN_PRECISION		0x00000070
+#define   RKNPU_CONV_CON1_CONV_MODE		0x0000000f
+#define RKNPU_CNA_CONV_CON2		0x1010
+#define   RKNPU_CONV_CON2_FEATURE_GRAINS	0x00003ff0
+#define RKNPU_CNA_CONV_CON3		0x1014
+#define   RKNPU_CONV_CON3_NN_MODE		0x70000000
+#define   RKNPU_CONV_CON3_ATROUS_Y		0x03e00000
+#define   RKNPU_CONV_CON3_ATROUS_X		0x001f0000
+#define   RKNPU_CONV_CON3_DECONV_Y		0x00003800
+#define   RKNPU_CONV_CON3_DECONV_X		0x00000700
+#define   RKNPU_CONV_CON3_STRIDE_Y		0x00000038
+#define   RKNPU_CONV_CON3_STRIDE_X		0x00000007
+#define RKNPU_CNA_DATA_SIZE0		0x1020
+#define   RKNPU_DATA_SIZE0_WIDTH		0x07ff0000
+#define   RKNPU_DATA_SIZE0_HEIGHT		0x000007ff
+#define RKNPU_CNA_DATA_SIZE1		0x1024
+#define   RKNPU_DATA_SIZE1_CHANNEL_REAL		0x3fff0000
+#define   RKNPU_DATA_SIZE1_CHANNEL		0x0000ffff
+#define RKNPU_CNA_DATA_SIZE2		0x1028
+#define   RKNPU_DATA_SIZE2_DATAOUT_WIDTH	0x000007ff
+#define RKNPU_CNA_DATA_SIZE3		0x102c
+#define   RKNPU_DATA_SIZE3_DATAOUT_ATOMICS	0x003fffff
+#define RKNPU_CNA_WEIGHT_SIZE0		0x1030
+#define RKNPU_CNA_WEIGHT_SIZE1		0x1034
+#define   RKNPU_WEIGHT_SIZE1_BYTES_PER_KERNEL	0x0007ffff
+#define RKNPU_CNA_WEIGHT_SIZE2		0x1038
+#define   RKNPU_WEIGHT_SIZE2_WIDTH		0x1f000000
+#define   RKNPU_WEIGHT_SIZE2_HEIGHT		0x001f0000
+#define   RKNPU_WEIGHT_SIZE2_KERNELS		0x00003fff
+#define RKNPU_CNA_CBUF_CON0		0x1040
+#define   RKNPU_CBUF_CON0_WEIGHT_REUSE		0x00002000
+#define   RKNPU_CBUF_CON0_DATA_REUSE		0x00001000
+#define   RKNPU_CBUF_CON0_WEIGHT_BANK		0x000000f0
+#define   RKNPU_CBUF_CON0_DATA_BANK		0x0000000f
+#define RKNPU_CNA_CBUF_CON1		0x1044
+#define   RKNPU_CBUF_CON1_DATA_ENTRIES		0x00003fff
+#define RKNPU_CNA_CVT_CON0		0x104c
+#define   RKNPU_CVT_CON0_DATA_SIGN		0x00000008
+#define   RKNPU_CVT_CON0_CVT_TYPE		0x00000002
+#define   RKNPU_CVT_CON0_CVT_BYPASS		0x00000001
+#define RKNPU_CNA_CVT_CON1		0x1050
+#define RKNPU_CNA_FC_CON0		0x1060
+#define RKNPU_CNA_FC_CON1		0x1064
+#define RKNPU_CNA_PAD_CON0		0x1068
+#define RKNPU_CNA_FEATURE_DATA_ADDR	0x1070
+#define RKNPU_CNA_FC_CON2		0x1074
+#define RKNPU_CNA_DMA_CON0		0x1078
+#define RKNPU_CNA_DMA_CON1		0x107c
+#define   RKNPU_DMA_CON1_LINE_STRIDE		0x0fffffff
+#define RKNPU_CNA_DMA_CON2		0x1080
+#define   RKNPU_DMA_CON2_SURF_STRIDE		0x0fffffff
+#define RKNPU_CNA_FC_DATA_SIZE0		0x1084
+#define RKNPU_CNA_FC_DATA_SIZE1		0x1088
+#define RKNPU_CNA_DCOMP_CTRL		0x1100
+#define RKNPU_CNA_DCOMP_REGNUM		0x1104
+#define RKNPU_CNA_DCOMP_ADDR0		0x1110
+#define RKNPU_CNA_CVT_CON5		0x1180
+#define RKNPU_CNA_PAD_CON1		0x1184
+
+/* CORE: the MAC array. */
+#define RKNPU_CORE_MISC_CFG		0x3010
+#define   RKNPU_MISC_CFG_PROC_PRECISION		0x00000700
+#define   RKNPU_MISC_CFG_DW_EN			0x00000002
+#define   RKNPU_MISC_CFG_QD_EN			0x00000001
+#define RKNPU_CORE_DATAOUT_SIZE_0	0x3014
+#define   RKNPU_DATAOUT_SIZE_0_HEIGHT		0xffff0000
+#define   RKNPU_DATAOUT_SIZE_0_WIDTH		0x0000ffff
+#define RKNPU_CORE_DATAOUT_SIZE_1	0x3018
+#define   RKNPU_DATAOUT_SIZE_1_CHANNEL		0x0000ffff
+#define RKNPU_CORE_CLIP_TRUNCATE	0x301c
+#define   RKNPU_CLIP_TRUNCATE_BITS		0x0000001f
+
+/* DPU: bias, requantization and the write DMA. */
+#define RKNPU_DPU_S_POINTER		0x4004
+#define RKNPU_DPU_FEATURE_MODE_CFG	0x400c
+#define   RKNPU_FEATURE_MODE_CONV_MODE		0x00000018
+#define   RKNPU_FEATURE_MODE_OUTPUT_MODE	0x00000006
+#define   RKNPU_FEATURE_MODE_FLYING_MODE	0x00000001
+#define RKNPU_DPU_DATA_FORMAT		0x4010
+#define   RKNPU_DATA_FORMAT_OUT_PRECISION	0xe0000000
+#define   RKNPU_DATA_FORMAT_IN_PRECISION	0x1c000000
+#define   RKNPU_DATA_FORMAT_PROC_PRECISION	0x00000007
+#define RKNPU_DPU_DST_BASE_ADDR		0x4020
+#define RKNPU_DPU_DST_SURF_STRIDE	0x4024
+#define   RKNPU_DST_SURF_STRIDE_MASK		0xfffffff0
+#define RKNPU_DPU_DATA_CUBE_WIDTH	0x4030
+#define RKNPU_DPU_DATA_CUBE_HEIGHT	0x4034
+#define RKNPU_DPU_DATA_CUBE_NOTCH	0x4038
+#define RKNPU_DPU_DATA_CUBE_CHANNEL	0x403c
+#define   RKNPU_CUBE_ORIG_CHANNEL		0x1fff0000
+#define   RKNPU_CUBE_CHANNEL			0x00001fff
+#define   RKNPU_CUBE_SIZE			0x00001fff
+#define RKNPU_DPU_BS_CFG		0x4040
+#define   RKNPU_BS_CFG_ALU_ALGO			0x000f0000
+#define   RKNPU_BS_CFG_ALU_SRC			0x00000100
+#define   RKNPU_BS_CFG_RELUX_EN			0x00000080
+#define   RKNPU_BS_CFG_RELU_BYPASS		0x00000040
+#define   RKNPU_BS_CFG_MUL_PRELU		0x00000020
+#define   RKNPU_BS_CFG_MUL_BYPASS		0x00000010
+#define   RKNPU_BS_CFG_ALU_BYPASS		0x00000002
+#define   RKNPU_BS_CFG_BYPASS			0x00000001
+#define RKNPU_DPU_BS_ALU_CFG		0x4044
+#define RKNPU_DPU_BS_MUL_CFG		0x4048
+#define RKNPU_DPU_BS_RELUX_CMP		0x404c
+#define RKNPU_DPU_BS_OW_CFG		0x4050
+#define RKNPU_DPU_BS_OW_OP		0x4054
+#define   RKNPU_BS_OW_OP_MASK			0x0000ffff
+#define RKNPU_DPU_WDMA_SIZE_0		0x4058
+#define RKNPU_DPU_WDMA_SIZE_1		0x405c
+#define RKNPU_DPU_BN_CFG		0x4060
+#define RKNPU_DPU_EW_CFG		0x4070
+#define RKNPU_DPU_OUT_CVT_OFFSET	0x4080
+#define RKNPU_DPU_OUT_CVT_SCALE		0x4084
+#define   RKNPU_OUT_CVT_SCALE_FP32TOFP16	0x00010000
+#define   RKNPU_OUT_CVT_SCALE_MASK		0x0000ffff
+#define RKNPU_DPU_OUT_CVT_SHIFT		0x4088
+#define   RKNPU_OUT_CVT_SHIFT_TYPE		0x80000000
+#define   RKNPU_OUT_CVT_SHIFT_ROUND		0x40000000
+#define   RKNPU_OUT_CVT_SHIFT_MINUS_EXP		0x000ff000
+#define   RKNPU_OUT_CVT_SHIFT_MASK		0x00000fff
+#define RKNPU_DPU_SURFACE_ADD		0x40c0
+
+/* Shared by BS_CFG, BN_CFG and EW_CFG: bit 0 bypasses the whole stage. */
+#define RKNPU_STAGE_BYPASS		0x00000001
+/* BS_CFG.ALU_ALGO: add the operand. */
+#define RKNPU_BS_ALU_ALGO_ADD		2
+
+/* DPU_RDMA: reads the bias (BS operand) for the DPU. */
+#define RKNPU_RDMA_S_POINTER		0x5004
+#define RKNPU_RDMA_DATA_CUBE_WIDTH	0x500c
+#define RKNPU_RDMA_DATA_CUBE_HEIGHT	0x5010
+#define RKNPU_RDMA_DATA_CUBE_CHANNEL	0x5014
+#define RKNPU_RDMA_BRDMA_CFG		0x501c
+#define   RKNPU_BRDMA_CFG_DATA_USE		0x0000001e
+#define RKNPU_RDMA_BS_BASE_ADDR		0x5020
+#define RKNPU_RDMA_ERDMA_CFG		0x5034
+#define   RKNPU_ERDMA_CFG_DISABLE		0x00000001
+#define RKNPU_RDMA_FEATURE_MODE_CFG	0x5044
+#define   RKNPU_RDMA_FEATURE_MRDMA_DISABLE	0x00000010
+#define RKNPU_RDMA_WEIGHT		0x5068
+
+/* Precision codes of the *_PRECISION fields. */
+#define RKNPU_PRECISION_INT8		0
+#define RKNPU_PRECISION_INT32		4
+
+/* DPU FEATURE_MODE_CFG.OUTPUT_MODE: write the result to memory. */
+#define RKNPU_OUTPUT_MODE_MEMORY	2
+
+/* Convolution buffer: banks of 32 KiB. */
+#define RKNPU_CBUF_BANK_SIZE		32768
+/* Feature atom: 16 bytes, so 16 int8 or 4 int32 channels per position. */
+#define RKNPU_ATOM_BYTES		16
+/* Kernels are fetched in groups of 32, input channels in blocks of 32. */
+#define RKNPU_WEIGHT_GROUP		32
+/* Input channels are padded to this. */
+#define RKNPU_CHANNEL_ALIGN		16
+
+/*
+ * Byte offset of weight (kernel @n, input channel @c) in the weight layout
+ * the CNA fetches for a 1x1 convolution of @kernels kernels over
+ * @channels_padded input channels: groups of 32 kernels, each split into
+ * blocks of 32 input channels (the last block may be 16 wide), each block
+ * kernel-major.
+ */
+static inline unsigned int rknpu_weight_offset(unsigned int n, unsigned int c,
+					       unsigned int kernels,
+					       unsigned int channels_padded)
+{
+	unsigned int group = n / RKNPU_WEIGHT_GROUP, block = c / RKNPU_WEIGHT_GROUP;
+	unsigned int group_kernels = kernels - group * RKNPU_WEIGHT_GROUP;
+	unsigned int block_width = channels_padded - block * RKNPU_WEIGHT_GROUP;
+
+	if (group_kernels > RKNPU_WEIGHT_GROUP)
+		group_kernels = RKNPU_WEIGHT_GROUP;
+	if (block_width > RKNPU_WEIGHT_GROUP)
+		block_width = RKNPU_WEIGHT_GROUP;
+	return group * RKNPU_WEIGHT_GROUP * channels_padded +
+	       block * group_kernels * RKNPU_WEIGHT_GROUP +
+	       (n % RKNPU_WEIGHT_GROUP) * block_width + c % RKNPU_WEIGHT_GROUP;
+}
+
+#endif /* _RKACCEL_NPU_REGS_H_ */

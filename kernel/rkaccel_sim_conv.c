@@ -1,0 +1,484 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Simulated NPU datapath: one convolution task through CNA -> CORE -> DPU.
+ *
+ * The task's registers are decoded into a description of the work; every
+ * setting the datapath does not implement is refused with a dmesg line that
+ * names the register and the SIM_UNSUPPORTED interrupt bit, never computed
+ * wrongly. What it implements: a 1x1, stride-1, int8 convolution over a
+ * feature map in the NC1HWC2 layout (16-channel atoms), weights in the
+ * CNA's kernel-group layout, int32 accumulation, then in the DPU an
+ * optional per-channel int32 bias (read by DPU_RDMA), optional ReLU and the
+ * OUT_CVT requantization ((acc * scale + round) >> shift) + offset,
+ * saturated to int8 or int32. Memory is reached only through the address
+ * space's page table: a hole faults as DMA_READ_ERROR / DMA_WRITE_ERROR.
+ */
+
+#include <asm/byteorder.h>
+#include <linux/bitfield.h>
+#include <linux/device.h>
+#include <linux/minmax.h>
+#include <linux/slab.h>
+#include <linux/unaligned.h>
+
+#include "rkaccel_core.h"
+#include "rkaccel_device.h"
+#include "rkaccel_npu_regs.h"
+#include "rkaccel_regs.h"
+#include "rkaccel_sim_conv.h"
+#include "rkaccel_vm.h"
+
+/* One decoded convolution task. */
+struct sim_conv {
+	struct rkaccel_core *core;
+	const u32 *regs;
+
+	u32 width, height, pixels;
+	u32 channels;		/* real input channels */
+	u32 channels_padded;	/* input channels as laid out (DATAIN_CHANNEL) */
+	u32 kernels;		/* weight kernels fetched */
+	u32 out_channels;	/* real output channels (ORIG_CHANNEL + 1) */
+	u32 cube_channels;	/* output channels written (CHANNEL + 1) */
+
+	u32 in_addr, in_line, in_plane;
+	u32 wt_addr, wt_bytes;
+	bool wt_reuse;
+	bool bias;
+	u32 bias_addr;
+	u32 out_addr, out_plane;
+	u32 out_bytes;		/* bytes per output element: 1 (int8) or 4 (int32) */
+
+	s32 ow_op;
+	bool relu;
+	u32 cvt_scale, cvt_shift;
+	s32 cvt_offset;
+};
+
+static u32 conv_reg(const struct sim_conv *c, u32 reg)
+{
+	return c->regs[reg / sizeof(u32)];
+}
+
+#define CONV_FIELD(c, reg, field)	FIELD_GET(RKNPU_##field, conv_reg(c, RKNPU_##reg))
+
+static u32 conv_refuse(const struct sim_conv *c, const char *name, u32 reg, const char *why)
+{
+	dev_err_ratelimited(c->core->rdev->ddev.dev, "sim core %u: %s = 0x%08x: %s\n",
+			    c->core->index, name, conv_reg(c, reg), why);
+	return RKNPU_INT_SIM_UNSUPPORTED;
+}
+
+/* Refuse the task, naming the register and why. */
+#define REFUSE(c, reg, why)	conv_refuse(c, #reg, RKNPU_##reg, why)
+
+static u32 conv_decode_mode(struct sim_conv *c, u32 op_enable)
+{
+	u32 con3 = conv_reg(c, RKNPU_CNA_CONV_CON3);
+
+	if (op_enable & ~(RKNPU_BLK_CNA | RKNPU_BLK_CORE | RKNPU_BLK_DPU | RKNPU_BLK_DPU_RDMA) ||
+	    (op_enable & (RKNPU_BLK_CNA | RKNPU_BLK_CORE | RKNPU_BLK_DPU)) !=
+	    (RKNPU_BLK_CNA | RKNPU_BLK_CORE | RKNPU_BLK_DPU)) {
+		dev_err_ratelimited(c->core->rdev->ddev.dev,
+				    "sim core %u: op enable 0x%x: only CNA+CORE+DPU(+DPU_RDMA)\n",
+				    c->core->index, op_enable);
+		return RKNPU_INT_SIM_UNSUPPORTED;
+	}
+	if (conv_reg(c, RKNPU_CNA_CONV_CON1))
+		return REFUSE(c, CNA_CONV_CON1, "only direct int8 convolution");
+	if (FIELD_GET(RKNPU_CONV_CON3_STRIDE_X, con3) != 1 ||
+	    FIELD_GET(RKNPU_CONV_CON3_STRIDE_Y, con3) != 1 ||
+	    con3 & ~(RKNPU_CONV_CON3_STRIDE_X | RKNPU_CONV_CON3_STRIDE_Y))
+		return REFUSE(c, CNA_CONV_CON3, "only stride 1, no dilation or deconvolution");
+	if (!(conv_reg(c, RKNPU_CNA_CVT_CON0) & RKNPU_CVT_CON0_CVT_BYPASS))
+		return REFUSE(c, CNA_CVT_CON0, "input conversion must be bypassed");
+	if (conv_reg(c, RKNPU_CNA_PAD_CON0))
+		return REFUSE(c, CNA_PAD_CON0, "no padding for a 1x1 kernel");
+	if (conv_reg(c, RKNPU_CNA_DCOMP_CTRL))
+		return REFUSE(c, CNA_DCOMP_CTRL, "compressed weights");
+	if (conv_reg(c, RKNPU_CORE_MISC_CFG) &
+	    (RKNPU_MISC_CFG_PROC_PRECISION | RKNPU_MISC_CFG_DW_EN))
+		return REFUSE(c, CORE_MISC_CFG, "only int8, not depthwise");
+	if (conv_reg(c, RKNPU_CORE_CLIP_TRUNCATE))
+		return REFUSE(c, CORE_CLIP_TRUNCATE, "accumulator truncation");
+	return 0;
+}
+
+static u32 conv_decode_input(struct sim_conv *c)
+{
+	u32 banks = c->core->rdev->soc->cbuf_size / RKNPU_CBUF_BANK_SIZE;
+	u32 data_banks = CONV_FIELD(c, CNA_CBUF_CON0, CBUF_CON0_DATA_BANK);
+	u32 line_words = CONV_FIELD(c, CNA_DMA_CON1, DMA_CON1_LINE_STRIDE);
+	u32 surf = CONV_FIELD(c, CNA_DMA_CON2, DMA_CON2_SURF_STRIDE);
+
+	c->width = CONV_FIELD(c, CNA_DATA_SIZE0, DATA_SIZE0_WIDTH);
+	c->height = CONV_FIELD(c, CNA_DATA_SIZE0, DATA_SIZE0_HEIGHT);
+	c->pixels = c->width * c->height;
+	c->channels = CONV_FIELD(c, CNA_DATA_SIZE1, DATA_SIZE1_CHANNEL_REAL) + 1;
+	c->channels_padded = CONV_FIELD(c, CNA_DATA_SIZE1, DATA_SIZE1_CHANNEL);
+
+	if (!c->pixels)
+		return REFUSE(c, CNA_DATA_SIZE0, "empty feature map");
+	if (c->channels_padded % RKNPU_CHANNEL_ALIGN || c->channels_padded < c->channels)
+		return REFUSE(c, CNA_DATA_SIZE1, "channels must be padded to 16");
+	if (CONV_FIELD(c, CNA_DATA_SIZE2, DATA_SIZE2_DATAOUT_WIDTH) != c->width)
+		return REFUSE(c, CNA_DATA_SIZE2, "output width must equal input width");
+	if (CONV_FIELD(c, CNA_DATA_SIZE3, DATA_SIZE3_DATAOUT_ATOMICS) != c->pixels)
+		return REFUSE(c, CNA_DATA_SIZE3, "one output atom per input pixel");
+
+	/* Line stride in 4-byte words; the surface stride counts 16 bytes past it. */
+	c->in_addr = conv_reg(c, RKNPU_CNA_FEATURE_DATA_ADDR);
+	c->in_line = line_words * 4;
+	c->in_plane = (surf + line_words) * 16;
+	if (c->in_line < c->width * RKNPU_ATOM_BYTES)
+		return REFUSE(c, CNA_DMA_CON1, "line stride shorter than a line");
+	if (c->in_plane < c->height * c->in_line)
+		return REFUSE(c, CNA_DMA_CON2, "surface stride shorter than the lines");
+
+	if (!data_banks || data_banks > banks ||
+	    (u64)c->pixels * c->channels_padded > (u64)data_banks * RKNPU_CBUF_BANK_SIZE)
+		return REFUSE(c, CNA_CBUF_CON0, "feature map does not fit its CBUF banks");
+	return 0;
+}
+
+static u32 conv_decode_weights(struct sim_conv *c)
+{
+	u32 banks = c->core->rdev->soc->cbuf_size / RKNPU_CBUF_BANK_SIZE;
+	u32 data_banks = CONV_FIELD(c, CNA_CBUF_CON0, CBUF_CON0_DATA_BANK);
+	u32 wt_banks = CONV_FIELD(c, CNA_CBUF_CON0, CBUF_CON0_WEIGHT_BANK);
+
+	if (CONV_FIELD(c, CNA_WEIGHT_SIZE2, WEIGHT_SIZE2_WIDTH) != 1 ||
+	    CONV_FIELD(c, CNA_WEIGHT_SIZE2, WEIGHT_SIZE2_HEIGHT) != 1)
+		return REFUSE(c, CNA_WEIGHT_SIZE2, "only 1x1 kernels");
+	c->kernels = CONV_FIELD(c, CNA_WEIGHT_SIZE2, WEIGHT_SIZE2_KERNELS);
+	c->wt_bytes = conv_reg(c, RKNPU_CNA_WEIGHT_SIZE0);
+	c->wt_addr = conv_reg(c, RKNPU_CNA_DCOMP_ADDR0);
+	c->wt_reuse = conv_reg(c, RKNPU_CNA_CBUF_CON0) & RKNPU_CBUF_CON0_WEIGHT_REUSE;
+
+	if (!c->kernels)
+		return REFUSE(c, CNA_WEIGHT_SIZE2, "no kernels");
+	if (CONV_FIELD(c, CNA_WEIGHT_SIZE1, WEIGHT_SIZE1_BYTES_PER_KERNEL) != c->channels_padded)
+		return REFUSE(c, CNA_WEIGHT_SIZE1, "bytes per kernel differ from the channels");
+	if ((u64)c->kernels * c->channels_padded != c->wt_bytes)
+		return REFUSE(c, CNA_WEIGHT_SIZE0, "weight bytes must be kernels x channels");
+	if (!wt_banks || data_banks + wt_banks > banks ||
+	    c->wt_bytes > wt_banks * RKNPU_CBUF_BANK_SIZE)
+		return REFUSE(c, CNA_CBUF_CON0, "weights do not fit their CBUF banks");
+	return 0;
+}
+
+/* The CORE and DPU must describe the same cube the CNA feeds. */
+static u32 conv_decode_cube(struct sim_conv *c)
+{
+	u32 size0 = conv_reg(c, RKNPU_CORE_DATAOUT_SIZE_0);
+
+	if (FIELD_GET(RKNPU_DATAOUT_SIZE_0_WIDTH, size0) + 1 != c->width ||
+	    FIELD_GET(RKNPU_DATAOUT_SIZE_0_HEIGHT, size0) + 1 != c->height)
+		return REFUSE(c, CORE_DATAOUT_SIZE_0, "output size differs from the input");
+	c->cube_channels = CONV_FIELD(c, DPU_DATA_CUBE_CHANNEL, CUBE_CHANNEL) + 1;
+	c->out_channels = CONV_FIELD(c, DPU_DATA_CUBE_CHANNEL, CUBE_ORIG_CHANNEL) + 1;
+	if (CONV_FIELD(c, CORE_DATAOUT_SIZE_1, DATAOUT_SIZE_1_CHANNEL) + 1 != c->cube_channels)
+		return REFUSE(c, CORE_DATAOUT_SIZE_1, "channels differ from the DPU cube");
+	if (c->out_channels > c->cube_channels || c->out_channels > c->kernels ||
+	    c->cube_channels > ALIGN(c->kernels, RKNPU_WEIGHT_GROUP))
+		return REFUSE(c, DPU_DATA_CUBE_CHANNEL, "channels do not match the kernels");
+	if (CONV_FIELD(c, DPU_DATA_CUBE_WIDTH, CUBE_SIZE) + 1 != c->width)
+		return REFUSE(c, DPU_DATA_CUBE_WIDTH, "width differs from the CNA");
+	if (CONV_FIELD(c, DPU_DATA_CUBE_HEIGHT, CUBE_SIZE) + 1 != c->height)
+		return REFUSE(c, DPU_DATA_CUBE_HEIGHT, "height differs from the CNA");
+	return 0;
+}
+
+static u32 conv_decode_output(struct sim_conv *c)
+{
+	u32 fmt = conv_reg(c, RKNPU_DPU_DATA_FORMAT);
+	u32 mode = conv_reg(c, RKNPU_DPU_FEATURE_MODE_CFG);
+
+	if (FIELD_GET(RKNPU_FEATURE_MODE_OUTPUT_MODE, mode) != RKNPU_OUTPUT_MODE_MEMORY ||
+	    mode & (RKNPU_FEATURE_MODE_CONV_MODE | RKNPU_FEATURE_MODE_FLYING_MODE))
+		return REFUSE(c, DPU_FEATURE_MODE_CFG, "only direct mode, output to memory");
+	switch (FIELD_GET(RKNPU_DATA_FORMAT_OUT_PRECISION, fmt)) {
+	case RKNPU_PRECISION_INT8:
+		c->out_bytes = 1;
+		break;
+	case RKNPU_PRECISION_INT32:
+		c->out_bytes = 4;
+		break;
+	default:
+		return REFUSE(c, DPU_DATA_FORMAT, "output precision other than int8/int32");
+	}
+	if (fmt & ~RKNPU_DATA_FORMAT_OUT_PRECISION)
+		return REFUSE(c, DPU_DATA_FORMAT, "only int8 input and processing");
+	c->out_addr = conv_reg(c, RKNPU_DPU_DST_BASE_ADDR);
+	c->out_plane = conv_reg(c, RKNPU_DPU_DST_SURF_STRIDE) & RKNPU_DST_SURF_STRIDE_MASK;
+	if (c->out_plane < c->pixels * RKNPU_ATOM_BYTES)
+		return REFUSE(c, DPU_DST_SURF_STRIDE, "surface stride shorter than the cube");
+	return 0;
+}
+
+/* BS: optional bias add from memory and ReLU; BN and EW must be bypassed. */
+static u32 conv_decode_post(struct sim_conv *c, u32 op_enable)
+{
+	u32 bs = conv_reg(c, RKNPU_DPU_BS_CFG);
+	u32 scale = conv_reg(c, RKNPU_DPU_OUT_CVT_SCALE);
+	u32 shift = conv_reg(c, RKNPU_DPU_OUT_CVT_SHIFT);
+
+	if (!(bs & RKNPU_BS_CFG_BYPASS)) {
+		if (!(bs & RKNPU_BS_CFG_MUL_BYPASS) ||
+		    bs & (RKNPU_BS_CFG_RELUX_EN | RKNPU_BS_CFG_MUL_PRELU))
+			return REFUSE(c, DPU_BS_CFG, "only bias add and ReLU");
+		if (!(bs & RKNPU_BS_CFG_ALU_BYPASS)) {
+			if (!(bs & RKNPU_BS_CFG_ALU_SRC) ||
+			    FIELD_GET(RKNPU_BS_CFG_ALU_ALGO, bs) != RKNPU_BS_ALU_ALGO_ADD)
+				return REFUSE(c, DPU_BS_CFG, "ALU must add an operand from memory");
+			if (!(op_enable & RKNPU_BLK_DPU_RDMA) ||
+			    !CONV_FIELD(c, RDMA_BRDMA_CFG, BRDMA_CFG_DATA_USE))
+				return REFUSE(c, RDMA_BRDMA_CFG, "bias needs DPU_RDMA reading it");
+			c->bias = true;
+			c->bias_addr = conv_reg(c, RKNPU_RDMA_BS_BASE_ADDR);
+		}
+		c->relu = !(bs & RKNPU_BS_CFG_RELU_BYPASS);
+	}
+	if (!(conv_reg(c, RKNPU_DPU_BN_CFG) & RKNPU_STAGE_BYPASS))
+		return REFUSE(c, DPU_BN_CFG, "BN stage must be bypassed");
+	if (!(conv_reg(c, RKNPU_DPU_EW_CFG) & RKNPU_STAGE_BYPASS))
+		return REFUSE(c, DPU_EW_CFG, "EW stage must be bypassed");
+	if (op_enable & RKNPU_BLK_DPU_RDMA &&
+	    (!(conv_reg(c, RKNPU_RDMA_ERDMA_CFG) & RKNPU_ERDMA_CFG_DISABLE) ||
+	     !(conv_reg(c, RKNPU_RDMA_FEATURE_MODE_CFG) & RKNPU_RDMA_FEATURE_MRDMA_DISABLE)))
+		return REFUSE(c, RDMA_ERDMA_CFG, "DPU_RDMA may only read the bias");
+
+	if (scale & ~RKNPU_OUT_CVT_SCALE_MASK)
+		return REFUSE(c, DPU_OUT_CVT_SCALE, "fp16 conversion");
+	if (shift & ~RKNPU_OUT_CVT_SHIFT_MASK || (shift & RKNPU_OUT_CVT_SHIFT_MASK) > 62)
+		return REFUSE(c, DPU_OUT_CVT_SHIFT, "only an integer shift of 0..62");
+	c->cvt_scale = scale;
+	c->cvt_shift = shift;
+	c->cvt_offset = (s32)conv_reg(c, RKNPU_DPU_OUT_CVT_OFFSET);
+	c->ow_op = (s16)(conv_reg(c, RKNPU_DPU_BS_OW_OP) & RKNPU_BS_OW_OP_MASK);
+	return 0;
+}
+
+static u32 conv_decode(struct sim_conv *c, u32 op_enable)
+{
+	u32 err;
+
+	err = conv_decode_mode(c, op_enable);
+	if (!err)
+		err = conv_decode_input(c);
+	if (!err)
+		err = conv_decode_weights(c);
+	if (!err)
+		err = conv_decode_cube(c);
+	if (!err)
+		err = conv_decode_output(c);
+	if (!err)
+		err = conv_decode_post(c, op_enable);
+	return err;
+}
+
+/* Bytes the DMAs move for the task. */
+static u64 conv_traffic(const struct sim_conv *c)
+{
+	u32 out_planes = DIV_ROUND_UP(c->cube_channels * c->out_bytes, RKNPU_ATOM_BYTES);
+	u64 bytes = (u64)c->pixels * c->channels_padded;
+
+	if (!c->wt_reuse)
+		bytes += c->wt_bytes;
+	if (c->bias)
+		bytes += c->out_channels * sizeof(u32);
+	return bytes + (u64)out_planes * c->pixels * RKNPU_ATOM_BYTES;
+}
+
+/* Feature map -> x[pixel][channel]; returns 0 or -EFAULT. */
+static int conv_fetch_input(const struct sim_conv *c, struct rkaccel_vm *vm, s8 *x, u8 *line)
+{
+	u32 planes = c->channels_padded / RKNPU_CHANNEL_ALIGN;
+	u32 line_bytes = c->width * RKNPU_ATOM_BYTES;
+	u32 p, row, i;
+
+	for (p = 0; p < planes; p++) {
+		for (row = 0; row < c->height; row++) {
+			u64 addr = (u64)c->in_addr + (u64)p * c->in_plane + (u64)row * c->in_line;
+
+			if (rkaccel_vm_read(vm, addr, line, line_bytes))
+				return -EFAULT;
+			for (i = 0; i < line_bytes; i++) {
+				u32 ch = p * RKNPU_CHANNEL_ALIGN + i % RKNPU_ATOM_BYTES;
+				u32 pix = row * c->width + i / RKNPU_ATOM_BYTES;
+
+				if (ch < c->channels)
+					x[(size_t)pix * c->channels + ch] = (s8)line[i];
+			}
+		}
+	}
+	return 0;
+}
+
+/* Weight layout -> w[kernel][channel] for the kernels that produce output. */
+static int conv_fetch_weights(const struct sim_conv *c, struct rkaccel_vm *vm, s8 *w, u8 *raw)
+{
+	u32 n, ch;
+
+	if (rkaccel_vm_read(vm, c->wt_addr, raw, c->wt_bytes))
+		return -EFAULT;
+	for (n = 0; n < c->out_channels; n++)
+		for (ch = 0; ch < c->channels; ch++)
+			w[(size_t)n * c->channels + ch] =
+				(s8)raw[rknpu_weight_offset(n, ch, c->kernels, c->channels_padded)];
+	return 0;
+}
+
+static int conv_fetch_bias(const struct sim_conv *c, struct rkaccel_vm *vm, s32 *bias)
+{
+	__le32 *raw = (__le32 *)bias;
+	u32 n;
+
+	if (!c->bias)
+		return 0;
+	if (rkaccel_vm_read(vm, c->bias_addr, raw, c->out_channels * sizeof(*raw)))
+		return -EFAULT;
+	for (n = 0; n < c->out_channels; n++)
+		bias[n] = (s32)le32_to_cpu(raw[n]);
+	return 0;
+}
+
+/* Accumulator -> output value: bias, ReLU, OUT_CVT, saturation. */
+static s64 conv_post(const struct sim_conv *c, s64 acc, s32 bias)
+{
+	acc += bias;
+	if (c->relu && acc < 0)
+		acc = 0;
+	acc *= c->cvt_scale;
+	if (c->cvt_shift)
+		acc = (acc + (1LL << (c->cvt_shift - 1))) >> c->cvt_shift;
+	acc += c->cvt_offset;
+	if (c->out_bytes == 1)
+		return clamp_t(s64, acc, S8_MIN, S8_MAX);
+	return clamp_t(s64, acc, S32_MIN, S32_MAX);
+}
+
+static s64 conv_dot(const struct sim_conv *c, const s8 *x, const s8 *w)
+{
+	s32 dot = 0, sum = 0;
+	u32 i;
+
+	for (i = 0; i < c->channels; i++) {
+		dot += x[i] * w[i];
+		sum += x[i];
+	}
+	return dot + (s64)c->ow_op * sum;
+}
+
+/* Compute one output plane (16 bytes per pixel) into @buf. */
+static void conv_plane(const struct sim_conv *c, u32 plane, const s8 *x, const s8 *w,
+		       const s32 *bias, u8 *buf)
+{
+	u32 per_atom = RKNPU_ATOM_BYTES / c->out_bytes;
+	u32 pix, j;
+
+	memset(buf, 0, (size_t)c->pixels * RKNPU_ATOM_BYTES);
+	for (pix = 0; pix < c->pixels; pix++) {
+		for (j = 0; j < per_atom; j++) {
+			u32 n = plane * per_atom + j;
+			u8 *dst = buf + (size_t)pix * RKNPU_ATOM_BYTES + j * c->out_bytes;
+			s64 v;
+
+			if (n >= c->out_channels)
+				break;
+			v = conv_post(c, conv_dot(c, x + (size_t)pix * c->channels,
+						  w + (size_t)n * c->channels),
+				      c->bias ? bias[n] : 0);
+			if (c->out_bytes == 1)
+				*dst = (u8)(s8)v;
+			else
+				put_unaligned_le32((u32)(s32)v, dst);
+		}
+	}
+}
+
+/* Buffers of one task's computation, all bounded by the CBUF checks. */
+struct conv_bufs {
+	s8 *x;
+	s8 *w;
+	u8 *raw;
+	s32 *bias;
+	u8 *out;
+};
+
+static void conv_bufs_free(struct conv_bufs *b)
+{
+	kvfree(b->x);
+	kvfree(b->w);
+	kvfree(b->raw);
+	kvfree(b->bias);
+	kvfree(b->out);
+}
+
+static int conv_bufs_alloc(const struct sim_conv *c, struct conv_bufs *b)
+{
+	size_t raw = max_t(size_t, c->wt_bytes, c->width * RKNPU_ATOM_BYTES);
+
+	b->x = kvmalloc_array(c->pixels, c->channels, GFP_KERNEL);
+	b->w = kvmalloc_array(c->out_channels, c->channels, GFP_KERNEL);
+	b->raw = kvmalloc(raw, GFP_KERNEL);
+	b->bias = kvmalloc_array(c->out_channels, sizeof(s32), GFP_KERNEL);
+	b->out = kvmalloc_array(c->pixels, RKNPU_ATOM_BYTES, GFP_KERNEL);
+	if (!b->x || !b->w || !b->raw || !b->bias || !b->out) {
+		conv_bufs_free(b);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static u32 conv_execute(const struct sim_conv *c, struct rkaccel_vm *vm)
+{
+	u32 planes = DIV_ROUND_UP(c->cube_channels * c->out_bytes, RKNPU_ATOM_BYTES);
+	struct conv_bufs b = {};
+	u32 p, err = 0;
+
+	if (conv_bufs_alloc(c, &b))
+		return RKNPU_INT_DMA_READ_ERROR;	/* the task cannot run: fail it */
+
+	if (conv_fetch_input(c, vm, b.x, b.raw) || conv_fetch_weights(c, vm, b.w, b.raw) ||
+	    conv_fetch_bias(c, vm, b.bias)) {
+		err = RKNPU_INT_DMA_READ_ERROR;
+		goto out;
+	}
+	for (p = 0; p < planes; p++) {
+		u64 addr = (u64)c->out_addr + (u64)p * c->out_plane;
+
+		conv_plane(c, p, b.x, b.w, b.bias, b.out);
+		if (rkaccel_vm_write(vm, addr, b.out, (size_t)c->pixels * RKNPU_ATOM_BYTES)) {
+			err = RKNPU_INT_DMA_WRITE_ERROR;
+			goto out;
+		}
+	}
+out:
+	conv_bufs_free(&b);
+	return err;
+}
+
+/**
+ * rkaccel_sim_conv - run the convolution task held in a core's registers.
+ * @core: the simulated core.
+ * @regs: its register file (the exec work is the only writer of the blocks).
+ * @op_enable: the blocks the task's enable entry started.
+ * @vm: the address space the DMAs go through.
+ * @compute: compute and write the result; false only models time.
+ * @work: out, MACs and bytes for the timing model.
+ *
+ * Return: 0, or the error interrupt bits to raise.
+ */
+u32 rkaccel_sim_conv(struct rkaccel_core *core, const u32 *regs, u32 op_enable,
+		     struct rkaccel_vm *vm, bool compute, struct rkaccel_sim_work *work)
+{
+	struct sim_conv c = { .core = core, .regs = regs };
+	u32 err;
+
+	err = conv_decode(&c, op_enable);
+	if (err)
+		return err;
+	work->macs = (u64)c.pixels * c.channels * c.out_channels;
+	work->bytes = conv_traffic(&c);
+	return compute ? conv_execute(&c, vm) : 0;
+}
