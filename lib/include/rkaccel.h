@@ -183,8 +183,10 @@ int rkaccel_model_save(const struct rkaccel_model_desc *desc, const char *path);
  * RKACCEL_LAYER_RELU; the last layer gets @flags_last. Weights are uniform in
  * -128..127, biases in -4096..4096, zero points in -16..16 (0 for an
  * OUT_INT32 output); scales are 8-bit-mantissa binary32 values with
- * out_scale near in_scale * weight_scale * 128 * sqrt(K), so outputs spread
- * over the int8 range instead of saturating. With OUT_INT32, out_scale is
+ * out_scale near in_scale * weight_scale * c * sqrt(K), c = 128 for the
+ * first layer and 52 behind a ReLU, so that for uniform int8 input every
+ * layer's outputs spread over the int8 range (standard deviation about 40)
+ * instead of saturating or collapsing. With OUT_INT32, out_scale is
  * in_scale * weight_scale exactly, the scale of the int32 output.
  * Returns 0, -EINVAL when the arguments make an invalid model (or
  * @features or @model is NULL), or -ENOMEM.
