@@ -411,6 +411,11 @@ TEST(save_load)
 	EXPECT_EQ(-EINVAL, rkaccel_model_load(path, &b, msg, sizeof(msg)));
 	EXPECT_NE(NULL, strstr(msg, "shorter than")) TH_LOG("%s", msg);
 	EXPECT_EQ(NULL, b);
+	/* too large to be a model: refused before reading (a sparse file) */
+	ASSERT_EQ(0, truncate(path, (off_t)RKACCEL_MODEL_MAX_FILE_SIZE + 1));
+	EXPECT_EQ(-EFBIG, rkaccel_model_load(path, &b, msg, sizeof(msg)));
+	EXPECT_NE(NULL, strstr(msg, "more than the limit")) TH_LOG("%s", msg);
+	EXPECT_EQ(NULL, b);
 	unlink(path);
 	rkaccel_model_free(a);
 }
