@@ -8,6 +8,7 @@
 #ifndef RKACCEL_H
 #define RKACCEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -55,6 +56,144 @@ const char *rkaccel_soc_name(uint32_t soc);
 
 /* rkaccel_strerror - text for a negative errno value returned here. */
 const char *rkaccel_strerror(int err);
+
+/* --- quantized MLP models ---------------------------------------------------
+ *
+ * A model is a stack of fully connected int8 layers. Its file format
+ * (little-endian, versioned, CRC-32 protected) is in
+ * Documentation/model-format.rst; rkaccel-mkmodel writes and dumps it.
+ */
+
+#define RKACCEL_MODEL_VERSION_MAJOR	1
+#define RKACCEL_MODEL_VERSION_MINOR	0
+
+/* Limits enforced by rkaccel_model_validate() and so by every parse. */
+#define RKACCEL_MODEL_MAX_LAYERS	16
+#define RKACCEL_MODEL_MAX_FEATURES	8192		/* in_features, out_features */
+#define RKACCEL_MODEL_MAX_ROWS		65536
+#define RKACCEL_MODEL_MAX_WEIGHT_BYTES	(256u << 20)	/* all layers together */
+#define RKACCEL_MODEL_MAX_ABS_BIAS	(1 << 30)	/* |bias| <= 2^30: no int32 overflow */
+#define RKACCEL_MODEL_MAX_FILE_SIZE	(512u << 20)
+
+/* Layer flags. */
+#define RKACCEL_LAYER_RELU       0x1u  /* clamp the output at the output zero point */
+#define RKACCEL_LAYER_OUT_INT32  0x2u  /* last layer only: write the int32 accumulator + bias, no requantization */
+
+/* One fully connected layer of a quantized MLP: out = requant(in x W^T + bias). */
+struct rkaccel_layer_desc {
+	uint32_t in_features;    /* K, >= 1 */
+	uint32_t out_features;   /* N, >= 1 */
+	uint32_t flags;          /* RKACCEL_LAYER_* */
+	int32_t in_zero_point;   /* -128..127 */
+	int32_t out_zero_point;  /* -128..127; 0 with OUT_INT32 */
+	float in_scale;          /* > 0, finite */
+	float weight_scale;      /* > 0, finite; weights are symmetric (zero point 0) */
+	float out_scale;         /* > 0, finite; ignored with OUT_INT32 */
+	const int8_t *weights;   /* [out_features][in_features], row-major */
+	const int32_t *bias;     /* [out_features] */
+};
+
+/* A quantized MLP: input int8 [rows][layers[0].in_features], output [rows][last.out_features]. */
+struct rkaccel_model_desc {
+	uint32_t rows;           /* M: input rows per inference, >= 1 */
+	uint32_t num_layers;     /* 1..RKACCEL_MODEL_MAX_LAYERS (16) */
+	const struct rkaccel_layer_desc *layers;
+};
+
+/** A model in memory: a validated description that owns its arrays. */
+struct rkaccel_model;
+
+/*
+ * rkaccel_model_validate - check @desc against the model rules: rows in
+ * 1..RKACCEL_MODEL_MAX_ROWS; num_layers in 1..RKACCEL_MODEL_MAX_LAYERS and
+ * layers non-NULL; per layer in_features and out_features in
+ * 1..RKACCEL_MODEL_MAX_FEATURES, no flag bits besides RKACCEL_LAYER_*,
+ * OUT_INT32 on the last layer only, zero points in -128..127 (out_zero_point
+ * 0 with OUT_INT32), the three scales positive normal binary32 numbers (not
+ * zero, subnormal, infinite or NaN), weights and bias non-NULL and every bias
+ * within +-RKACCEL_MODEL_MAX_ABS_BIAS; layer i+1 takes what layer i gives
+ * (in_features == out_features, in_zero_point == out_zero_point, in_scale ==
+ * out_scale bit for bit); all weights together at most
+ * RKACCEL_MODEL_MAX_WEIGHT_BYTES.
+ *
+ * Returns 0 or -EINVAL. On -EINVAL, when @msg is non-NULL and @msg_len > 0,
+ * writes a NUL-terminated one-line message naming the first broken rule and
+ * its layer, for example "layer 1: in_features 30 does not chain: layer 0
+ * has out_features 32".
+ */
+int rkaccel_model_validate(const struct rkaccel_model_desc *desc, char *msg, size_t msg_len);
+
+/*
+ * rkaccel_model_parse - validate the model file image @buf of @len bytes
+ * completely and store a copy of the model in *@model (free it with
+ * rkaccel_model_free()). @buf need not be aligned; it is read only within
+ * @len bytes and not referenced after the call.
+ *
+ * Returns 0, or on failure a negative errno with a one-line message in @msg
+ * (as for rkaccel_model_validate()) and *@model untouched:
+ *   -EINVAL   malformed: too short, wrong magic, a size or offset out of the
+ *             file or overlapping, a field out of range, a broken model rule
+ *   -EBADMSG  the CRC-32 does not match the contents (corrupted file)
+ *   -ENOTSUP  a major version this library does not know
+ *   -ENOMEM   out of memory
+ * Newer minor versions of the same major are accepted; what they append to
+ * the header and layer records is ignored.
+ */
+int rkaccel_model_parse(const void *buf, size_t len, struct rkaccel_model **model,
+			char *msg, size_t msg_len);
+
+/*
+ * rkaccel_model_load - read the model file at @path and parse it as
+ * rkaccel_model_parse() does. Besides its errors, returns the open(2) or
+ * read(2) error (-ENOENT, -EACCES, ...) and -EFBIG for a file larger than
+ * RKACCEL_MODEL_MAX_FILE_SIZE, with a message in @msg.
+ */
+int rkaccel_model_load(const char *path, struct rkaccel_model **model,
+		       char *msg, size_t msg_len);
+
+/*
+ * rkaccel_model_desc - the description of @model. It and the arrays it points
+ * to live as long as @model. Weight and bias arrays are 64-byte aligned.
+ */
+const struct rkaccel_model_desc *rkaccel_model_desc(const struct rkaccel_model *model);
+
+/* rkaccel_model_free - free @model. NULL is a no-op. */
+void rkaccel_model_free(struct rkaccel_model *model);
+
+/*
+ * rkaccel_model_serialize - write @desc as a model file image of the current
+ * version into a new buffer: *@buf (free it with free(3)) of *@len bytes.
+ * The layout is canonical: header, layer records, then per layer its weights
+ * and its bias, each at the next 64-byte boundary, zero padding between.
+ * Returns 0, -EINVAL when rkaccel_model_validate() rejects @desc, or -ENOMEM.
+ */
+int rkaccel_model_serialize(const struct rkaccel_model_desc *desc, void **buf, size_t *len);
+
+/*
+ * rkaccel_model_save - serialize @desc and write it to @path (created with
+ * mode 0644 less the umask, or truncated). Returns 0, the errors of
+ * rkaccel_model_serialize(), or the open(2)/write(2)/close(2) error.
+ */
+int rkaccel_model_save(const struct rkaccel_model_desc *desc, const char *path);
+
+/*
+ * rkaccel_model_random - make a model from @seed alone, the same bytes on
+ * every architecture: @num_layers layers with features[i] -> features[i + 1]
+ * (@features has @num_layers + 1 entries), @rows rows. Hidden layers get
+ * RKACCEL_LAYER_RELU; the last layer gets @flags_last. Weights are uniform in
+ * -128..127, biases in -4096..4096, zero points in -16..16 (0 for an
+ * OUT_INT32 output); scales are 8-bit-mantissa binary32 values with
+ * out_scale near in_scale * weight_scale * c * sqrt(K), c = 128 for the
+ * first layer and 52 behind a ReLU, so that for uniform int8 input every
+ * layer's outputs spread over the int8 range (standard deviation about 40)
+ * instead of saturating or collapsing. With OUT_INT32, out_scale is
+ * in_scale * weight_scale exactly, the scale of the int32 output.
+ * Returns 0, -EINVAL when the arguments make an invalid model (or
+ * @features or @model is NULL), or -ENOMEM.
+ */
+int rkaccel_model_random(uint32_t seed, uint32_t rows, uint32_t num_layers,
+			 const uint32_t *features, uint32_t flags_last,
+			 struct rkaccel_model **model);
 
 #ifdef __cplusplus
 }

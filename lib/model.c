@@ -1,0 +1,898 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Quantized MLP models: validation, the file format (parse, serialize, load,
+ * save) and a seeded generator. Documentation/model-format.rst is the spec.
+ *
+ * Nothing here trusts the file: every field is read with explicit
+ * little-endian loads at offsets proven to lie inside the image, every size
+ * and offset is checked in 64-bit arithmetic that cannot wrap (all factors
+ * are range-checked first), and arrays are copied out before any use.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rkaccel.h"
+
+/* File layout, version 1.0. */
+#define MAGIC			"RKML"
+#define HEADER_SIZE		64u
+#define RECORD_SIZE		64u
+#define MAX_EXT_SIZE		4096u	/* header_size, record_size of newer minors */
+#define DATA_ALIGN		64u
+
+/* Header fields (byte offsets). */
+#define H_MAGIC			0
+#define H_MAJOR			4
+#define H_MINOR			6
+#define H_HEADER_SIZE		8
+#define H_RECORD_SIZE		12
+#define H_FLAGS			16
+#define H_ROWS			20
+#define H_NUM_LAYERS		24
+#define H_RESERVED0		28
+#define H_FILE_SIZE		32
+#define H_CHECKSUM		40
+#define H_RESERVED1		44	/* to 64 */
+
+/* Layer record fields (byte offsets). */
+#define R_IN_FEATURES		0
+#define R_OUT_FEATURES		4
+#define R_FLAGS			8
+#define R_IN_ZP			12
+#define R_OUT_ZP		16
+#define R_IN_SCALE		20
+#define R_WEIGHT_SCALE		24
+#define R_OUT_SCALE		28
+#define R_WEIGHTS_OFFSET	32
+#define R_WEIGHTS_SIZE		40
+#define R_BIAS_OFFSET		48
+#define R_BIAS_SIZE		56
+
+#define LAYER_FLAGS		(RKACCEL_LAYER_RELU | RKACCEL_LAYER_OUT_INT32)
+
+struct rkaccel_model {
+	struct rkaccel_model_desc desc;
+	struct rkaccel_layer_desc layers[RKACCEL_MODEL_MAX_LAYERS];
+	void *data;		/* every weight and bias array, 64-byte aligned */
+};
+
+/* --- helpers ------------------------------------------------------------- */
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void set_msg(char *msg, size_t msg_len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!msg || !msg_len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, msg_len, fmt, ap);
+	va_end(ap);
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint32_t float_bits(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof(u));
+	return u;
+}
+
+static float bits_float(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+/* A positive normal binary32: not zero, subnormal, negative, infinite, NaN. */
+static int scale_ok(float f)
+{
+	uint32_t u = float_bits(f);
+	uint32_t exp = (u >> 23) & 0xff;
+
+	return !(u >> 31) && exp != 0 && exp != 0xff;
+}
+
+static uint64_t align_up(uint64_t v)
+{
+	return (v + DATA_ALIGN - 1) & ~(uint64_t)(DATA_ALIGN - 1);
+}
+
+/*
+ * CRC-32 (ISO-HDLC: reflected polynomial 0xEDB88320, init and final xor
+ * 0xFFFFFFFF), the one of zlib and PNG; crc32("123456789") = 0xCBF43926.
+ * @crc is the running value with the final xor undone: start with 0.
+ */
+static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t len)
+{
+	static uint32_t table[256];
+	static int ready;
+
+	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
+		/* Idempotent: racing threads write the same values. */
+		for (uint32_t i = 0; i < 256; i++) {
+			uint32_t c = i;
+
+			for (int k = 0; k < 8; k++)
+				c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+			__atomic_store_n(&table[i], c, __ATOMIC_RELAXED);
+		}
+		__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+	}
+	crc = ~crc;
+	while (len--)
+		crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return ~crc;
+}
+
+/* The file checksum: CRC-32 of the whole image, the checksum field as zero. */
+static uint32_t file_crc(const uint8_t *img, size_t len)
+{
+	static const uint8_t zero[4];
+	uint32_t crc;
+
+	crc = crc32_update(0, img, H_CHECKSUM);
+	crc = crc32_update(crc, zero, sizeof(zero));
+	return crc32_update(crc, img + H_CHECKSUM + 4, len - H_CHECKSUM - 4);
+}
+
+/* --- validation ---------------------------------------------------------- */
+
+/* set_msg() and -EINVAL. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static int bad(char *msg, size_t msg_len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (msg && msg_len) {
+		va_start(ap, fmt);
+		vsnprintf(msg, msg_len, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static int check_scale(const char *name, unsigned int i, float f, char *msg, size_t msg_len)
+{
+	if (scale_ok(f))
+		return 0;
+	return bad(msg, msg_len,
+		   "layer %u: %s %g (bits 0x%08x) is not a positive normal finite number",
+		   i, name, (double)f, float_bits(f));
+}
+
+static int check_layer(const struct rkaccel_layer_desc *l, unsigned int i, int last,
+		       char *msg, size_t msg_len)
+{
+	int ret;
+
+	if (l->in_features < 1 || l->in_features > RKACCEL_MODEL_MAX_FEATURES)
+		return bad(msg, msg_len, "layer %u: in_features %u out of range 1..%u",
+			   i, l->in_features, RKACCEL_MODEL_MAX_FEATURES);
+	if (l->out_features < 1 || l->out_features > RKACCEL_MODEL_MAX_FEATURES)
+		return bad(msg, msg_len, "layer %u: out_features %u out of range 1..%u",
+			   i, l->out_features, RKACCEL_MODEL_MAX_FEATURES);
+	if (l->flags & ~LAYER_FLAGS)
+		return bad(msg, msg_len, "layer %u: unknown flags 0x%x", i,
+			   l->flags & ~LAYER_FLAGS);
+	if ((l->flags & RKACCEL_LAYER_OUT_INT32) && !last)
+		return bad(msg, msg_len,
+			   "layer %u: flag OUT_INT32 is allowed on the last layer only", i);
+	if (l->in_zero_point < -128 || l->in_zero_point > 127)
+		return bad(msg, msg_len, "layer %u: in_zero_point %d out of range -128..127",
+			   i, l->in_zero_point);
+	if (l->out_zero_point < -128 || l->out_zero_point > 127)
+		return bad(msg, msg_len, "layer %u: out_zero_point %d out of range -128..127",
+			   i, l->out_zero_point);
+	if ((l->flags & RKACCEL_LAYER_OUT_INT32) && l->out_zero_point)
+		return bad(msg, msg_len, "layer %u: out_zero_point %d must be 0 with OUT_INT32",
+			   i, l->out_zero_point);
+	ret = check_scale("in_scale", i, l->in_scale, msg, msg_len);
+	if (!ret)
+		ret = check_scale("weight_scale", i, l->weight_scale, msg, msg_len);
+	if (!ret)
+		ret = check_scale("out_scale", i, l->out_scale, msg, msg_len);
+	if (ret)
+		return ret;
+	if (!l->weights)
+		return bad(msg, msg_len, "layer %u: weights is NULL", i);
+	if (!l->bias)
+		return bad(msg, msg_len, "layer %u: bias is NULL", i);
+	for (uint32_t n = 0; n < l->out_features; n++) {
+		int32_t b = l->bias[n];
+
+		if (b < -RKACCEL_MODEL_MAX_ABS_BIAS || b > RKACCEL_MODEL_MAX_ABS_BIAS)
+			return bad(msg, msg_len,
+				   "layer %u: bias[%u] = %d out of range -%d..%d", i, n, b,
+				   RKACCEL_MODEL_MAX_ABS_BIAS, RKACCEL_MODEL_MAX_ABS_BIAS);
+	}
+	return 0;
+}
+
+static int check_chain(const struct rkaccel_layer_desc *p, const struct rkaccel_layer_desc *l,
+		       unsigned int i, char *msg, size_t msg_len)
+{
+	if (l->in_features != p->out_features)
+		return bad(msg, msg_len,
+			   "layer %u: in_features %u does not chain: layer %u has out_features %u",
+			   i, l->in_features, i - 1, p->out_features);
+	if (l->in_zero_point != p->out_zero_point)
+		return bad(msg, msg_len,
+			   "layer %u: in_zero_point %d does not chain: layer %u has out_zero_point %d",
+			   i, l->in_zero_point, i - 1, p->out_zero_point);
+	if (float_bits(l->in_scale) != float_bits(p->out_scale))
+		return bad(msg, msg_len,
+			   "layer %u: in_scale %.9g does not chain: layer %u has out_scale %.9g",
+			   i, (double)l->in_scale, i - 1, (double)p->out_scale);
+	return 0;
+}
+
+int rkaccel_model_validate(const struct rkaccel_model_desc *desc, char *msg, size_t msg_len)
+{
+	uint64_t weight_bytes = 0;
+	int ret;
+
+	if (msg && msg_len)
+		msg[0] = '\0';
+	if (!desc)
+		return bad(msg, msg_len, "model description is NULL");
+	if (desc->rows < 1 || desc->rows > RKACCEL_MODEL_MAX_ROWS)
+		return bad(msg, msg_len, "rows %u out of range 1..%u", desc->rows,
+			   RKACCEL_MODEL_MAX_ROWS);
+	if (desc->num_layers < 1 || desc->num_layers > RKACCEL_MODEL_MAX_LAYERS)
+		return bad(msg, msg_len, "num_layers %u out of range 1..%u", desc->num_layers,
+			   RKACCEL_MODEL_MAX_LAYERS);
+	if (!desc->layers)
+		return bad(msg, msg_len, "layers is NULL");
+
+	for (uint32_t i = 0; i < desc->num_layers; i++) {
+		const struct rkaccel_layer_desc *l = &desc->layers[i];
+
+		ret = check_layer(l, i, i == desc->num_layers - 1, msg, msg_len);
+		if (!ret && i)
+			ret = check_chain(&desc->layers[i - 1], l, i, msg, msg_len);
+		if (ret)
+			return ret;
+		weight_bytes += (uint64_t)l->in_features * l->out_features;
+	}
+	if (weight_bytes > RKACCEL_MODEL_MAX_WEIGHT_BYTES)
+		return bad(msg, msg_len, "total weights %llu bytes exceed the limit of %u",
+			   (unsigned long long)weight_bytes, RKACCEL_MODEL_MAX_WEIGHT_BYTES);
+	return 0;
+}
+
+/* --- the model object ---------------------------------------------------- */
+
+static uint64_t weights_size(const struct rkaccel_layer_desc *l)
+{
+	return (uint64_t)l->in_features * l->out_features;
+}
+
+static uint64_t bias_size(const struct rkaccel_layer_desc *l)
+{
+	return (uint64_t)l->out_features * sizeof(int32_t);
+}
+
+/*
+ * A model for the shapes in @layers (features already range-checked) with
+ * its arrays allocated, zeroed and pointed to; the caller fills them in.
+ */
+static int model_alloc(uint32_t rows, uint32_t num_layers,
+		       const struct rkaccel_layer_desc *layers, struct rkaccel_model **out)
+{
+	struct rkaccel_model *m;
+	uint64_t size = 0;
+	uint8_t *p;
+
+	for (uint32_t i = 0; i < num_layers; i++)
+		size = align_up(align_up(size + weights_size(&layers[i])) + bias_size(&layers[i]));
+	if (size > SIZE_MAX)
+		return -ENOMEM;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->data = aligned_alloc(DATA_ALIGN, (size_t)size);
+	if (!m->data) {
+		free(m);
+		return -ENOMEM;
+	}
+	memset(m->data, 0, (size_t)size);
+	memcpy(m->layers, layers, num_layers * sizeof(*layers));
+	p = m->data;
+	for (uint32_t i = 0; i < num_layers; i++) {
+		m->layers[i].weights = (const int8_t *)p;
+		p += align_up(weights_size(&layers[i]));
+		m->layers[i].bias = (const int32_t *)(void *)p;
+		p += align_up(bias_size(&layers[i]));
+	}
+	m->desc.rows = rows;
+	m->desc.num_layers = num_layers;
+	m->desc.layers = m->layers;
+	*out = m;
+	return 0;
+}
+
+const struct rkaccel_model_desc *rkaccel_model_desc(const struct rkaccel_model *model)
+{
+	return &model->desc;
+}
+
+void rkaccel_model_free(struct rkaccel_model *model)
+{
+	if (!model)
+		return;
+	free(model->data);
+	free(model);
+}
+
+/* --- parse --------------------------------------------------------------- */
+
+/* A byte range of the file that one array occupies, for the overlap check. */
+struct range {
+	uint64_t start, end;
+	unsigned int layer;
+	const char *what;
+};
+
+/* Check one array's place in the file: aligned, after the records, inside. */
+static int check_range(const struct range *r, uint64_t size, uint64_t want, uint64_t data_start,
+		       uint64_t file_size, char *msg, size_t msg_len)
+{
+	if (size != want)
+		return bad(msg, msg_len, "layer %u: %s size %llu bytes, the shape needs %llu",
+			   r->layer, r->what, (unsigned long long)size, (unsigned long long)want);
+	if (r->start % DATA_ALIGN)
+		return bad(msg, msg_len, "layer %u: %s offset %llu is not a multiple of %u",
+			   r->layer, r->what, (unsigned long long)r->start, DATA_ALIGN);
+	if (r->start < data_start)
+		return bad(msg, msg_len,
+			   "layer %u: %s start at byte %llu, inside the header and layer records (%llu bytes)",
+			   r->layer, r->what, (unsigned long long)r->start,
+			   (unsigned long long)data_start);
+	/* start <= file_size first, so that the subtraction cannot wrap */
+	if (r->start > file_size || size > file_size - r->start)
+		return bad(msg, msg_len, "layer %u: %s end at byte %llu, file has %llu",
+			   r->layer, r->what,
+			   r->start > UINT64_MAX - size ? (unsigned long long)UINT64_MAX :
+			   (unsigned long long)(r->start + size),
+			   (unsigned long long)file_size);
+	return 0;
+}
+
+/* Read the fixed header; everything but the layer records and data. */
+static int parse_header(const uint8_t *img, size_t len, uint32_t *header_size,
+			uint32_t *record_size, char *msg, size_t msg_len)
+{
+	uint16_t major, minor;
+	uint64_t file_size;
+	uint32_t crc, want;
+
+	if (len < HEADER_SIZE)
+		return bad(msg, msg_len, "file is %zu bytes, shorter than the %u-byte header",
+			   len, HEADER_SIZE);
+	if (memcmp(img + H_MAGIC, MAGIC, 4))
+		return bad(msg, msg_len, "bad magic: not an rkaccel model file");
+	major = get16(img + H_MAJOR);
+	minor = get16(img + H_MINOR);
+	if (major > RKACCEL_MODEL_VERSION_MAJOR) {
+		set_msg(msg, msg_len, "version %u.%u is newer than the supported %u.x",
+			major, minor, RKACCEL_MODEL_VERSION_MAJOR);
+		return -ENOTSUP;
+	}
+	if (major < 1)
+		return bad(msg, msg_len, "bad version %u.%u", major, minor);
+	*header_size = get32(img + H_HEADER_SIZE);
+	*record_size = get32(img + H_RECORD_SIZE);
+	if (minor == 0 ? *header_size != HEADER_SIZE :
+	    *header_size < HEADER_SIZE || *header_size > MAX_EXT_SIZE)
+		return bad(msg, msg_len, "header_size %u wrong for version %u.%u",
+			   *header_size, major, minor);
+	if (minor == 0 ? *record_size != RECORD_SIZE :
+	    *record_size < RECORD_SIZE || *record_size > MAX_EXT_SIZE)
+		return bad(msg, msg_len, "layer record_size %u wrong for version %u.%u",
+			   *record_size, major, minor);
+	file_size = get64(img + H_FILE_SIZE);
+	if (file_size != len)
+		return bad(msg, msg_len, "header says the file is %llu bytes, it is %zu (%s)",
+			   (unsigned long long)file_size, len,
+			   file_size > len ? "truncated" : "trailing bytes");
+	want = get32(img + H_CHECKSUM);
+	crc = file_crc(img, len);
+	if (crc != want) {
+		set_msg(msg, msg_len,
+			"checksum mismatch: header says 0x%08x, contents give 0x%08x (corrupted file)",
+			want, crc);
+		return -EBADMSG;
+	}
+	if (get32(img + H_FLAGS))
+		return bad(msg, msg_len, "unknown header flags 0x%x", get32(img + H_FLAGS));
+	if (get32(img + H_RESERVED0))
+		return bad(msg, msg_len, "reserved header bytes 28..31 are not zero");
+	for (unsigned int i = H_RESERVED1; i < HEADER_SIZE; i++)
+		if (img[i])
+			return bad(msg, msg_len, "reserved header byte %u is not zero", i);
+	return 0;
+}
+
+int rkaccel_model_parse(const void *buf, size_t len, struct rkaccel_model **model,
+			char *msg, size_t msg_len)
+{
+	struct rkaccel_layer_desc layers[RKACCEL_MODEL_MAX_LAYERS];
+	struct range ranges[2 * RKACCEL_MODEL_MAX_LAYERS];
+	const uint8_t *img = buf;
+	uint32_t header_size = 0, record_size = 0, rows, num_layers;
+	uint64_t data_start;
+	struct rkaccel_model *m;
+	int ret;
+
+	if (msg && msg_len)
+		msg[0] = '\0';
+	if (!model || (!buf && len))
+		return bad(msg, msg_len, "invalid arguments");
+	ret = parse_header(img, len, &header_size, &record_size, msg, msg_len);
+	if (ret)
+		return ret;
+
+	rows = get32(img + H_ROWS);
+	num_layers = get32(img + H_NUM_LAYERS);
+	if (rows < 1 || rows > RKACCEL_MODEL_MAX_ROWS)
+		return bad(msg, msg_len, "rows %u out of range 1..%u", rows,
+			   RKACCEL_MODEL_MAX_ROWS);
+	if (num_layers < 1 || num_layers > RKACCEL_MODEL_MAX_LAYERS)
+		return bad(msg, msg_len, "num_layers %u out of range 1..%u", num_layers,
+			   RKACCEL_MODEL_MAX_LAYERS);
+	/* both factors are bounded (4096 x 16), the sum cannot wrap */
+	data_start = header_size + (uint64_t)num_layers * record_size;
+	if (data_start > len)
+		return bad(msg, msg_len, "layer records end at byte %llu, file has %zu",
+			   (unsigned long long)data_start, len);
+
+	for (uint32_t i = 0; i < num_layers; i++) {
+		const uint8_t *r = img + header_size + (size_t)i * record_size;
+		struct rkaccel_layer_desc *l = &layers[i];
+		struct range *w = &ranges[2 * i], *b = &ranges[2 * i + 1];
+		uint64_t wsize, bsize;
+
+		*l = (struct rkaccel_layer_desc) {
+			.in_features = get32(r + R_IN_FEATURES),
+			.out_features = get32(r + R_OUT_FEATURES),
+			.flags = get32(r + R_FLAGS),
+			.in_zero_point = (int32_t)get32(r + R_IN_ZP),
+			.out_zero_point = (int32_t)get32(r + R_OUT_ZP),
+			.in_scale = bits_float(get32(r + R_IN_SCALE)),
+			.weight_scale = bits_float(get32(r + R_WEIGHT_SCALE)),
+			.out_scale = bits_float(get32(r + R_OUT_SCALE)),
+		};
+		/* the shape first: the expected sizes below rely on its bounds */
+		if (l->in_features < 1 || l->in_features > RKACCEL_MODEL_MAX_FEATURES ||
+		    l->out_features < 1 || l->out_features > RKACCEL_MODEL_MAX_FEATURES)
+			return bad(msg, msg_len, "layer %u: shape %u x %u out of range 1..%u",
+				   i, l->out_features, l->in_features,
+				   RKACCEL_MODEL_MAX_FEATURES);
+		*w = (struct range) { .start = get64(r + R_WEIGHTS_OFFSET), .layer = i,
+				      .what = "weights" };
+		*b = (struct range) { .start = get64(r + R_BIAS_OFFSET), .layer = i,
+				      .what = "bias" };
+		wsize = get64(r + R_WEIGHTS_SIZE);
+		bsize = get64(r + R_BIAS_SIZE);
+		ret = check_range(w, wsize, weights_size(l), data_start, len, msg, msg_len);
+		if (!ret)
+			ret = check_range(b, bsize, bias_size(l), data_start, len, msg, msg_len);
+		if (ret)
+			return ret;
+		w->end = w->start + wsize;
+		b->end = b->start + bsize;
+	}
+	for (uint32_t i = 0; i < 2 * num_layers; i++) {
+		for (uint32_t j = 0; j < i; j++) {
+			const struct range *a = &ranges[j], *c = &ranges[i];
+
+			if (a->start < c->end && c->start < a->end)
+				return bad(msg, msg_len,
+					   "layer %u: %s (bytes %llu..%llu) overlaps layer %u %s (bytes %llu..%llu)",
+					   c->layer, c->what, (unsigned long long)c->start,
+					   (unsigned long long)c->end - 1, a->layer, a->what,
+					   (unsigned long long)a->start,
+					   (unsigned long long)a->end - 1);
+		}
+	}
+
+	ret = model_alloc(rows, num_layers, layers, &m);
+	if (ret) {
+		set_msg(msg, msg_len, "out of memory");
+		return ret;
+	}
+	for (uint32_t i = 0; i < num_layers; i++) {
+		struct rkaccel_layer_desc *l = &m->layers[i];
+		int32_t *bias = (int32_t *)l->bias;
+
+		memcpy((int8_t *)l->weights, img + ranges[2 * i].start, weights_size(l));
+		for (uint32_t n = 0; n < l->out_features; n++)
+			bias[n] = (int32_t)get32(img + ranges[2 * i + 1].start + 4 * (uint64_t)n);
+	}
+	ret = rkaccel_model_validate(&m->desc, msg, msg_len);
+	if (ret) {
+		rkaccel_model_free(m);
+		return ret;
+	}
+	*model = m;
+	return 0;
+}
+
+/* --- load ---------------------------------------------------------------- */
+
+int rkaccel_model_load(const char *path, struct rkaccel_model **model,
+		       char *msg, size_t msg_len)
+{
+	struct stat st;
+	uint8_t *buf;
+	size_t size, done = 0;
+	int fd, ret;
+
+	if (msg && msg_len)
+		msg[0] = '\0';
+	if (!path || !model)
+		return bad(msg, msg_len, "invalid arguments");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		set_msg(msg, msg_len, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		set_msg(msg, msg_len, "%s: %s", path, strerror(-ret));
+		close(fd);
+		return ret;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		set_msg(msg, msg_len, "%s: not a regular file", path);
+		close(fd);
+		return -EINVAL;
+	}
+	if ((uint64_t)st.st_size > RKACCEL_MODEL_MAX_FILE_SIZE) {
+		set_msg(msg, msg_len, "%s: %lld bytes, more than the limit of %u", path,
+			(long long)st.st_size, RKACCEL_MODEL_MAX_FILE_SIZE);
+		close(fd);
+		return -EFBIG;
+	}
+	size = (size_t)st.st_size;
+	buf = malloc(size ? size : 1);
+	if (!buf) {
+		close(fd);
+		set_msg(msg, msg_len, "out of memory");
+		return -ENOMEM;
+	}
+	while (done < size) {
+		ssize_t n = read(fd, buf + done, size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			set_msg(msg, msg_len, "%s: read: %s", path, strerror(-ret));
+			free(buf);
+			close(fd);
+			return ret;
+		}
+		if (n == 0)
+			break;	/* shrank under us: parse what is there */
+		done += (size_t)n;
+	}
+	close(fd);
+	ret = rkaccel_model_parse(buf, done, model, msg, msg_len);
+	free(buf);
+	return ret;
+}
+
+/* --- serialize and save -------------------------------------------------- */
+
+int rkaccel_model_serialize(const struct rkaccel_model_desc *desc, void **buf, size_t *len)
+{
+	uint64_t size, off;
+	uint8_t *img;
+	int ret;
+
+	if (!buf || !len)
+		return -EINVAL;
+	ret = rkaccel_model_validate(desc, NULL, 0);
+	if (ret)
+		return ret;
+
+	size = HEADER_SIZE + (uint64_t)desc->num_layers * RECORD_SIZE;
+	for (uint32_t i = 0; i < desc->num_layers; i++) {
+		size = align_up(size) + weights_size(&desc->layers[i]);
+		size = align_up(size) + bias_size(&desc->layers[i]);
+	}
+	if (size > SIZE_MAX)
+		return -ENOMEM;
+	img = calloc(1, (size_t)size);
+	if (!img)
+		return -ENOMEM;
+
+	memcpy(img + H_MAGIC, MAGIC, 4);
+	put16(img + H_MAJOR, RKACCEL_MODEL_VERSION_MAJOR);
+	put16(img + H_MINOR, RKACCEL_MODEL_VERSION_MINOR);
+	put32(img + H_HEADER_SIZE, HEADER_SIZE);
+	put32(img + H_RECORD_SIZE, RECORD_SIZE);
+	put32(img + H_ROWS, desc->rows);
+	put32(img + H_NUM_LAYERS, desc->num_layers);
+	put64(img + H_FILE_SIZE, size);
+
+	off = HEADER_SIZE + (uint64_t)desc->num_layers * RECORD_SIZE;
+	for (uint32_t i = 0; i < desc->num_layers; i++) {
+		const struct rkaccel_layer_desc *l = &desc->layers[i];
+		uint8_t *r = img + HEADER_SIZE + (size_t)i * RECORD_SIZE;
+		uint64_t woff = align_up(off);
+		uint64_t boff = align_up(woff + weights_size(l));
+
+		put32(r + R_IN_FEATURES, l->in_features);
+		put32(r + R_OUT_FEATURES, l->out_features);
+		put32(r + R_FLAGS, l->flags);
+		put32(r + R_IN_ZP, (uint32_t)l->in_zero_point);
+		put32(r + R_OUT_ZP, (uint32_t)l->out_zero_point);
+		put32(r + R_IN_SCALE, float_bits(l->in_scale));
+		put32(r + R_WEIGHT_SCALE, float_bits(l->weight_scale));
+		put32(r + R_OUT_SCALE, float_bits(l->out_scale));
+		put64(r + R_WEIGHTS_OFFSET, woff);
+		put64(r + R_WEIGHTS_SIZE, weights_size(l));
+		put64(r + R_BIAS_OFFSET, boff);
+		put64(r + R_BIAS_SIZE, bias_size(l));
+
+		memcpy(img + woff, l->weights, weights_size(l));
+		for (uint32_t n = 0; n < l->out_features; n++)
+			put32(img + boff + 4 * (uint64_t)n, (uint32_t)l->bias[n]);
+		off = boff + bias_size(l);
+	}
+	put32(img + H_CHECKSUM, file_crc(img, (size_t)size));
+	*buf = img;
+	*len = (size_t)size;
+	return 0;
+}
+
+int rkaccel_model_save(const struct rkaccel_model_desc *desc, const char *path)
+{
+	size_t len, done = 0;
+	void *buf;
+	int fd, ret;
+
+	if (!path)
+		return -EINVAL;
+	ret = rkaccel_model_serialize(desc, &buf, &len);
+	if (ret)
+		return ret;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		ret = -errno;
+		free(buf);
+		return ret;
+	}
+	while (done < len) {
+		ssize_t n = write(fd, (uint8_t *)buf + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			break;
+		}
+		done += (size_t)n;
+	}
+	if (close(fd) && !ret)
+		ret = -errno;
+	free(buf);
+	return ret;
+}
+
+/* --- the seeded generator ------------------------------------------------ */
+
+/* splitmix64: integer-only, so the same seed gives the same bytes everywhere. */
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+/* Uniform enough in lo..hi (the modulo bias is below 2^-40 here). */
+static int32_t rng_range(uint64_t *s, int32_t lo, int32_t hi)
+{
+	return lo + (int32_t)(rng_next(s) % (uint64_t)((int64_t)hi - lo + 1));
+}
+
+/* A scale as mant * 2^exp, mant > 0: exact, built without floating point. */
+struct scale {
+	uint64_t mant;
+	int exp;
+};
+
+/* Keep the top 8 significant bits of @s (truncating): an 8-bit mantissa. */
+static struct scale scale_round8(struct scale s)
+{
+	while (s.mant >= 256) {
+		s.mant >>= 1;
+		s.exp++;
+	}
+	while (s.mant < 128) {
+		s.mant <<= 1;
+		s.exp--;
+	}
+	return s;
+}
+
+/* The binary32 of @s (mant < 2^24), or 0 when it is not a normal number. */
+static float scale_float(struct scale s)
+{
+	int biased;
+
+	if (!s.mant || s.mant >= 1u << 24)
+		return 0.0f;
+	while (s.mant < 1u << 23) {
+		s.mant <<= 1;
+		s.exp--;
+	}
+	biased = s.exp + 23 + 127;
+	if (biased < 1 || biased > 254)
+		return 0.0f;
+	return bits_float((uint32_t)biased << 23 | (uint32_t)(s.mant - (1u << 23)));
+}
+
+static uint64_t isqrt(uint64_t v)
+{
+	uint64_t r = 0;
+
+	for (uint64_t bit = 1ull << 62; bit; bit >>= 2) {
+		if (v >= r + bit) {
+			v -= r + bit;
+			r = (r >> 1) + bit;
+		} else {
+			r >>= 1;
+		}
+	}
+	return r;
+}
+
+int rkaccel_model_random(uint32_t seed, uint32_t rows, uint32_t num_layers,
+			 const uint32_t *features, uint32_t flags_last,
+			 struct rkaccel_model **model)
+{
+	struct rkaccel_layer_desc layers[RKACCEL_MODEL_MAX_LAYERS] = { 0 };
+	struct scale in;
+	struct rkaccel_model *m;
+	uint64_t s = seed;
+	int ret;
+
+	if (!features || !model || num_layers < 1 || num_layers > RKACCEL_MODEL_MAX_LAYERS ||
+	    (flags_last & ~LAYER_FLAGS))
+		return -EINVAL;
+	for (uint32_t i = 0; i <= num_layers; i++)
+		if (features[i] < 1 || features[i] > RKACCEL_MODEL_MAX_FEATURES)
+			return -EINVAL;
+
+	/* shapes, flags, zero points, scales: layer by layer, in this order */
+	in = (struct scale) { (uint64_t)rng_range(&s, 128, 255), -13 };
+	layers[0].in_zero_point = rng_range(&s, -16, 16);
+	for (uint32_t i = 0; i < num_layers; i++) {
+		struct rkaccel_layer_desc *l = &layers[i];
+		/*
+		 * c sqrt(K): uniform int8 inputs (rms 74) give outputs with a
+		 * standard deviation of about 74 * 74 / c; c = 128 makes that 43.
+		 * Behind a ReLU the input rms is that / sqrt(2): c = 52 keeps
+		 * the spread the same from layer to layer.
+		 */
+		uint64_t c = i ? 52 : 128;
+		uint64_t k_root = isqrt(c * c * features[i]);
+		struct scale out, w;
+
+		l->in_features = features[i];
+		l->out_features = features[i + 1];
+		l->flags = i == num_layers - 1 ? flags_last : RKACCEL_LAYER_RELU;
+		if (i)
+			l->in_zero_point = layers[i - 1].out_zero_point;
+		l->in_scale = scale_float(in);
+
+		/* out in [2^-7, 2^-4); weight = out / (in * c sqrt(K)) * 0.875..1.125 */
+		out.mant = (uint64_t)rng_range(&s, 128, 255);
+		out.exp = rng_range(&s, -14, -12);
+		w.mant = (out.mant << 32) / (in.mant * k_root);
+		w.mant = w.mant * (uint64_t)rng_range(&s, 112, 144) / 128;
+		w.exp = out.exp - in.exp - 32;
+		w = scale_round8(w);
+		l->weight_scale = scale_float(w);
+
+		if (l->flags & RKACCEL_LAYER_OUT_INT32) {
+			/* the scale of the int32 result, exactly: 16-bit mantissa */
+			out = (struct scale) { in.mant * w.mant, in.exp + w.exp };
+			l->out_zero_point = 0;
+		} else {
+			l->out_zero_point = rng_range(&s, -16, 16);
+		}
+		l->out_scale = scale_float(out);
+		in = out;
+	}
+
+	/* bound the allocation; rkaccel_model_validate() checks the rest */
+	{
+		uint64_t total = 0;
+
+		for (uint32_t i = 0; i < num_layers; i++)
+			total += weights_size(&layers[i]);
+		if (total > RKACCEL_MODEL_MAX_WEIGHT_BYTES)
+			return -EINVAL;
+	}
+
+	ret = model_alloc(rows, num_layers, layers, &m);
+	if (ret)
+		return ret;
+	for (uint32_t i = 0; i < num_layers; i++) {
+		struct rkaccel_layer_desc *l = &m->layers[i];
+		int8_t *w = (int8_t *)l->weights;
+		int32_t *b = (int32_t *)l->bias;
+		uint64_t n = weights_size(l), r = 0;
+
+		for (uint64_t j = 0; j < n; j++) {
+			if (!(j & 7))
+				r = rng_next(&s);
+			w[j] = (int8_t)(uint8_t)r;
+			r >>= 8;
+		}
+		for (uint32_t j = 0; j < l->out_features; j++)
+			b[j] = rng_range(&s, -4096, 4096);
+	}
+	ret = rkaccel_model_validate(&m->desc, NULL, 0);
+	if (ret) {
+		rkaccel_model_free(m);
+		return ret;
+	}
+	*model = m;
+	return 0;
+}
