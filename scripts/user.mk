@@ -10,7 +10,7 @@ CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	  -Ilib/include -Iuapi/drm -Ikernel -I$(DRM_INC)
 # The harness is written for -Wall; its macros trip -Wextra.
 TEST_CFLAGS := $(CFLAGS) -isystem $(KSFT) -Wno-sign-compare -Wno-unused-parameter
-LDLIBS := $(DRM_LIB) -lpthread
+LDLIBS := $(DRM_LIB) -lpthread -lm
 LDFLAGS := -static
 
 LIB := $(OUT)/lib/librkaccel.a

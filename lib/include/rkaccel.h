@@ -195,6 +195,107 @@ int rkaccel_model_random(uint32_t seed, uint32_t rows, uint32_t num_layers,
 			 const uint32_t *features, uint32_t flags_last,
 			 struct rkaccel_model **model);
 
+/* --- native layouts -------------------------------------------------------- */
+
+/*
+ * The NPU reads and writes feature maps as planes of 16-byte atoms
+ * (NC1HWC2): 16 int8 or 4 int32 channels of one row per atom, a plane per
+ * atom's worth of channels, rows padded to a multiple of 4 per plane and
+ * channels to a multiple of 32. Documentation/layouts.rst has the picture.
+ */
+
+/* rkaccel_native_size - bytes of @rows x @channels elements of @elem_bytes (1 or 4). */
+size_t rkaccel_native_size(uint32_t rows, uint32_t channels, uint32_t elem_bytes);
+
+/*
+ * rkaccel_to_native - row-major int8 @src [@rows][@channels] into the native
+ * layout at @dst (@dst_len bytes, at least rkaccel_native_size()); padding
+ * is zeroed. -EINVAL on a zero shape or a short @dst.
+ */
+int rkaccel_to_native(const int8_t *src, uint32_t rows, uint32_t channels, void *dst,
+		      size_t dst_len);
+
+/*
+ * rkaccel_from_native - native @src (@src_len bytes) of @elem_bytes elements
+ * (1: int8, 4: int32) into row-major @dst [@rows][@channels] of the same
+ * element type. -EINVAL on a zero shape, bad @elem_bytes or a short @src.
+ */
+int rkaccel_from_native(const void *src, size_t src_len, uint32_t rows, uint32_t channels,
+			uint32_t elem_bytes, void *dst);
+
+/*
+ * rkaccel_quantize - @dst[i] = clamp(round(@src[i] / @scale) + @zero_point)
+ * to int8, rounding half away from zero. @scale must be > 0.
+ */
+void rkaccel_quantize(const float *src, size_t n, float scale, int32_t zero_point,
+		      int8_t *dst);
+
+/* rkaccel_dequantize - @dst[i] = (@src[i] - @zero_point) * @scale. */
+void rkaccel_dequantize(const int8_t *src, size_t n, float scale, int32_t zero_point,
+			float *dst);
+
+/* --- programs: a model compiled to register commands ------------------------ */
+
+/* A model compiled for one SoC: register commands, weight image, buffer sizes. */
+struct rkaccel_program;
+
+/* The buffers a program's register commands address. */
+enum rkaccel_buffer {
+	RKACCEL_BUF_REGCMD,	/* the register commands themselves */
+	RKACCEL_BUF_WEIGHTS,	/* native weights and folded biases: a weight BO */
+	RKACCEL_BUF_INPUT,	/* native input of one inference */
+	RKACCEL_BUF_OUTPUT,	/* native output of one inference */
+	RKACCEL_BUF_INTERNAL,	/* activations between layers */
+	RKACCEL_BUF_COUNT,
+};
+
+/* One program-counter start: a chain of hardware tasks. */
+struct rkaccel_pc_start {
+	uint64_t regcmd_addr;	/* NPU address of the first task */
+	uint32_t regcmd_count;	/* its entries */
+	uint32_t task_count;	/* hardware tasks in the chain */
+};
+
+/*
+ * rkaccel_program_compile - compile @desc for the device described by
+ * @info: each layer becomes 1x1-convolution tasks tiled so that feature
+ * map and weights of every task fit the core's convolution buffer, chained
+ * through their tails, at most @info->max_tasks per PC start. Stores the
+ * program in *@prog. -EINVAL for a model rkaccel_model_validate() refuses,
+ * -ERANGE when a scale or folded bias cannot be represented, -ENOMEM.
+ */
+int rkaccel_program_compile(const struct rkaccel_model_desc *desc,
+			    const struct rkaccel_info *info, struct rkaccel_program **prog);
+
+/* rkaccel_program_free - free @prog. NULL is a no-op. */
+void rkaccel_program_free(struct rkaccel_program *prog);
+
+/* rkaccel_program_size - bytes the program needs in buffer @buf (0 if unused). */
+size_t rkaccel_program_size(const struct rkaccel_program *prog, enum rkaccel_buffer buf);
+
+/* rkaccel_program_weights - the content of RKACCEL_BUF_WEIGHTS. */
+const void *rkaccel_program_weights(const struct rkaccel_program *prog);
+
+/* rkaccel_program_tasks - hardware tasks of one inference. */
+uint32_t rkaccel_program_tasks(const struct rkaccel_program *prog);
+
+/* rkaccel_program_starts - PC starts of one inference (1 unless very long). */
+uint32_t rkaccel_program_starts(const struct rkaccel_program *prog);
+
+/* rkaccel_program_macs - multiply-accumulates of one inference. */
+uint64_t rkaccel_program_macs(const struct rkaccel_program *prog);
+
+/*
+ * rkaccel_program_emit - write the register commands into @dst (at least
+ * rkaccel_program_size(RKACCEL_BUF_REGCMD) bytes) with every address
+ * patched for buffers placed at the NPU addresses @addr, and the PC starts
+ * into @starts (rkaccel_program_starts() entries). -EINVAL when a buffer
+ * the program uses has no address or does not fit below 4 GiB.
+ */
+int rkaccel_program_emit(const struct rkaccel_program *prog,
+			 const uint64_t addr[RKACCEL_BUF_COUNT], void *dst,
+			 struct rkaccel_pc_start *starts);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* librkaccel internals: layout arithmetic and register-field helpers. */
+#ifndef RKACCEL_INTERNAL_H
+#define RKACCEL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rkaccel.h"
+#include "rkaccel_npu_regs.h"
+
+#define ALIGN_UP(v, a)		(((v) + (a) - 1) / (a) * (a))
+#define DIV_UP(v, d)		(((v) + (d) - 1) / (d))
+
+/* Place @val in the register field @mask. */
+static inline uint32_t field(uint32_t mask, uint32_t val)
+{
+	return (val << __builtin_ctz(mask)) & mask;
+}
+
+/* Rows of a plane are padded to 4 (the CNA's surface stride counts 4-row units). */
+#define NATIVE_ROW_ALIGN	4
+/* Channels are padded to 32: the DPU writes whole kernel groups. */
+#define NATIVE_CHANNEL_ALIGN	32
+
+static inline size_t native_plane_bytes(uint32_t rows)
+{
+	return (size_t)ALIGN_UP(rows, NATIVE_ROW_ALIGN) * RKNPU_ATOM_BYTES;
+}
+
+static inline uint32_t native_planes(uint32_t channels, uint32_t elem_bytes)
+{
+	return ALIGN_UP(channels, NATIVE_CHANNEL_ALIGN) * elem_bytes / RKNPU_ATOM_BYTES;
+}
+
+#endif /* RKACCEL_INTERNAL_H */

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Running a compiled model on the device for the selftests, and the CPU
+ * reference of the quantized arithmetic the simulator must match bit for
+ * bit. The reference is written from the arithmetic's definition, not from
+ * the library: it derives the requantization multiplier on its own.
+ */
+#ifndef RKACCEL_CONV_RUN_H
+#define RKACCEL_CONV_RUN_H
+
+#include <math.h>
+
+#include "rkaccel_test.h"
+
+#define CONV_MAX_STARTS	16
+
+/* One model bound to BOs of one file, ready to submit. */
+struct conv_run {
+	struct rkaccel_program *prog;
+	struct rkt_bo bo[RKACCEL_BUF_COUNT];
+	struct rkaccel_pc_start starts[CONV_MAX_STARTS];
+	uint32_t nstarts;
+	uint32_t rows, in_features, out_features, out_bytes;
+};
+
+static inline int conv_run_prepare(int fd, const struct rkaccel_info *info,
+				   const struct rkaccel_model_desc *d, struct conv_run *r)
+{
+	uint64_t addr[RKACCEL_BUF_COUNT] = { 0 };
+	int i, ret;
+
+	memset(r, 0, sizeof(*r));
+	ret = rkaccel_program_compile(d, info, &r->prog);
+	if (ret)
+		return ret;
+	r->nstarts = rkaccel_program_starts(r->prog);
+	if (r->nstarts > CONV_MAX_STARTS)
+		return -E2BIG;
+	for (i = 0; i < RKACCEL_BUF_COUNT; i++) {
+		size_t size = rkaccel_program_size(r->prog, i);
+		uint32_t flags = i == RKACCEL_BUF_WEIGHTS ? DRM_RKACCEL_BO_WEIGHT : 0;
+
+		if (!size)
+			continue;
+		ret = rkt_bo_new(fd, size, flags, &r->bo[i]);
+		if (ret)
+			return ret;
+		addr[i] = r->bo[i].npu_addr;
+	}
+	memcpy(r->bo[RKACCEL_BUF_WEIGHTS].map, rkaccel_program_weights(r->prog),
+	       rkaccel_program_size(r->prog, RKACCEL_BUF_WEIGHTS));
+	ret = rkt_bo_seal(fd, r->bo[RKACCEL_BUF_WEIGHTS].handle);
+	if (ret)
+		return ret;
+	r->rows = d->rows;
+	r->in_features = d->layers[0].in_features;
+	r->out_features = d->layers[d->num_layers - 1].out_features;
+	r->out_bytes = d->layers[d->num_layers - 1].flags & RKACCEL_LAYER_OUT_INT32 ? 4 : 1;
+	return rkaccel_program_emit(r->prog, addr, r->bo[RKACCEL_BUF_REGCMD].map, r->starts);
+}
+
+static inline void conv_run_free(int fd, struct conv_run *r)
+{
+	int i;
+
+	for (i = 0; i < RKACCEL_BUF_COUNT; i++)
+		rkt_bo_free(fd, &r->bo[i]);
+	rkaccel_program_free(r->prog);
+	r->prog = NULL;
+}
+
+/* Submit one inference on @ctx and wait: 0, or the fence's error / -errno. */
+static inline int conv_run_exec(int fd, uint32_t ctx, struct conv_run *r)
+{
+	struct drm_rkaccel_task tasks[CONV_MAX_STARTS];
+	struct drm_rkaccel_submit_bo bos[RKACCEL_BUF_COUNT];
+	uint32_t i, nbos = 0, sync;
+	int ret, status;
+
+	for (i = 0; i < r->nstarts; i++) {
+		tasks[i].regcmd_addr = r->starts[i].regcmd_addr;
+		tasks[i].regcmd_count = r->starts[i].regcmd_count;
+		tasks[i].task_count = r->starts[i].task_count;
+	}
+	for (i = 0; i < RKACCEL_BUF_COUNT; i++) {
+		if (!r->bo[i].handle)
+			continue;
+		bos[nbos].handle = r->bo[i].handle;
+		bos[nbos++].flags = i == RKACCEL_BUF_OUTPUT || i == RKACCEL_BUF_INTERNAL ?
+				    DRM_RKACCEL_SUBMIT_BO_WRITE : 0;
+	}
+	ret = rkt_syncobj_create(fd, &sync);
+	if (ret)
+		return ret;
+	ret = rkt_submit(fd, ctx, tasks, r->nstarts, bos, nbos, NULL, 0, sync, 0);
+	if (!ret)
+		ret = rkt_syncobj_wait(fd, sync, rkt_deadline_ms(20000));
+	if (!ret) {
+		ret = rkt_syncobj_status(fd, sync, &status);
+		if (!ret && status < 0)
+			ret = status;
+	}
+	drmSyncobjDestroy(fd, sync);
+	return ret;
+}
+
+/* Write row-major @in into the input BO. */
+static inline int conv_run_input(struct conv_run *r, const int8_t *in)
+{
+	struct rkt_bo *bo = &r->bo[RKACCEL_BUF_INPUT];
+
+	return rkaccel_to_native(in, r->rows, r->in_features, bo->map, bo->map_len);
+}
+
+/* Read the output BO into row-major @out (int8 or int32 elements). */
+static inline int conv_run_output(struct conv_run *r, void *out)
+{
+	struct rkt_bo *bo = &r->bo[RKACCEL_BUF_OUTPUT];
+
+	return rkaccel_from_native(bo->map, bo->map_len, r->rows, r->out_features,
+				   r->out_bytes, out);
+}
+
+/* --- CPU reference ---------------------------------------------------------- */
+
+/* multiplier = m * 2^e, m in [0.5, 1): scale = round(m * 2^15), shift = 15 - e. */
+static inline void ref_requant(float multiplier, int64_t *scale, int *shift)
+{
+	int e;
+	double m = frexp((double)multiplier, &e);
+
+	*scale = (int64_t)floor(m * 32768.0 + 0.5);
+	*shift = 15 - e;
+	if (*scale == 32768) {
+		*scale = 16384;
+		(*shift)--;
+	}
+}
+
+/* One layer on the CPU: @out is int8 or int32 [rows][N]. */
+static inline void ref_layer(const struct rkaccel_layer_desc *l, uint32_t rows,
+			     const int8_t *in, void *out)
+{
+	bool int32 = l->flags & RKACCEL_LAYER_OUT_INT32;
+	int64_t scale = 1;
+	int shift = 0;
+	uint32_t r, n, k;
+
+	if (!int32)
+		ref_requant(l->in_scale * l->weight_scale / l->out_scale, &scale, &shift);
+	for (r = 0; r < rows; r++) {
+		for (n = 0; n < l->out_features; n++) {
+			int64_t acc = l->bias[n], y;
+
+			for (k = 0; k < l->in_features; k++)
+				acc += (int64_t)(in[(size_t)r * l->in_features + k] -
+						 l->in_zero_point) *
+				       l->weights[(size_t)n * l->in_features + k];
+			if ((l->flags & RKACCEL_LAYER_RELU) && acc < 0)
+				acc = 0;
+			if (int32) {
+				((int32_t *)out)[(size_t)r * l->out_features + n] = (int32_t)acc;
+				continue;
+			}
+			y = acc * scale;
+			if (shift)
+				y = (y + ((int64_t)1 << (shift - 1))) >> shift;
+			y += l->out_zero_point;
+			y = y < -128 ? -128 : y > 127 ? 127 : y;
+			((int8_t *)out)[(size_t)r * l->out_features + n] = (int8_t)y;
+		}
+	}
+}
+
+/* The whole model on the CPU; @out as ref_layer's. Returns 0 or -ENOMEM. */
+static inline int ref_model(const struct rkaccel_model_desc *d, const int8_t *in, void *out)
+{
+	int8_t *a = NULL, *b = NULL;
+	const int8_t *cur = in;
+	uint32_t i;
+
+	for (i = 0; i < d->num_layers; i++) {
+		const struct rkaccel_layer_desc *l = &d->layers[i];
+
+		if (i + 1 == d->num_layers) {
+			ref_layer(l, d->rows, cur, out);
+			break;
+		}
+		b = malloc((size_t)d->rows * l->out_features);
+		if (!b) {
+			free(a);
+			return -ENOMEM;
+		}
+		ref_layer(l, d->rows, cur, b);
+		free(a);
+		a = b;
+		cur = a;
+	}
+	free(a);
+	return 0;
+}
+
+/* Deterministic test data. */
+static inline uint32_t rkt_rand(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return (uint32_t)((z ^ (z >> 31)) >> 32);
+}
+
+static inline void rkt_fill_i8(int8_t *p, size_t n, uint64_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (int8_t)(rkt_rand(&seed) & 0xff);
+}
+
+#endif /* RKACCEL_CONV_RUN_H */
