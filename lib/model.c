@@ -513,8 +513,9 @@ int rkaccel_model_parse(const void *buf, size_t len, struct rkaccel_model **mode
 		/* the shape first: the expected sizes below rely on its bounds */
 		if (l->in_features < 1 || l->in_features > RKACCEL_MODEL_MAX_FEATURES ||
 		    l->out_features < 1 || l->out_features > RKACCEL_MODEL_MAX_FEATURES)
-			return bad(msg, msg_len, "layer %u: shape %u x %u out of range 1..%u",
-				   i, l->out_features, l->in_features,
+			return bad(msg, msg_len,
+				   "layer %u: shape in_features %u, out_features %u out of range 1..%u",
+				   i, l->in_features, l->out_features,
 				   RKACCEL_MODEL_MAX_FEATURES);
 		*w = (struct range) { .start = get64(r + R_WEIGHTS_OFFSET), .layer = i,
 				      .what = "weights" };
