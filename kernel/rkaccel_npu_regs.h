@@ -20,6 +20,22 @@
 #define RKNPU_TGT_OP_EN			0x0081
 #define RKNPU_REG_OP_EN			0x0008
 
+/* PC: the program counter that fetches regcmd, and its interrupts. */
+#define RKNPU_PC_VERSION		0x0000
+#define RKNPU_PC_VERSION_NUM		0x0004
+#define RKNPU_PC_OPERATION_ENABLE	0x0008
+#define RKNPU_PC_BASE_ADDRESS		0x0010
+#define RKNPU_PC_REGISTER_AMOUNTS	0x0014
+#define RKNPU_PC_INTERRUPT_MASK		0x0020
+#define RKNPU_PC_INTERRUPT_CLEAR	0x0024
+#define RKNPU_PC_INTERRUPT_STATUS	0x0028
+#define RKNPU_PC_INTERRUPT_RAW_STATUS	0x002c
+#define RKNPU_PC_TASK_CON		0x0030
+#define RKNPU_PC_TASK_DMA_BASE_ADDR	0x0034
+#define RKNPU_PC_TASK_STATUS_RK3588	0x003c
+#define RKNPU_PC_TASK_STATUS_RK3576	0x0048
+
+
 /* Op-enable value: which blocks the task runs. */
 #define RKNPU_BLK_CNA			0x01
 #define RKNPU_BLK_CORE			0x04
