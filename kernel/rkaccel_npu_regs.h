@@ -35,7 +35,6 @@
 #define RKNPU_PC_TASK_STATUS_RK3588	0x003c
 #define RKNPU_PC_TASK_STATUS_RK3576	0x0048
 
-
 /* Op-enable value: which blocks the task runs. */
 #define RKNPU_BLK_CNA			0x01
 #define RKNPU_BLK_CORE			0x04
