@@ -25,9 +25,8 @@ export BUILD
 
 all: $(addprefix modules-,$(ARCHES)) $(addprefix user-,$(ARCHES))
 
-deps: $(BUILD)/.deps-done
-
-$(BUILD)/.deps-done:
+# Always asked: deps.sh returns at once when everything is there.
+deps:
 	@scripts/deps.sh
 
 # Phony targets skip implicit-rule search: one explicit pair per arch.
