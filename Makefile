@@ -5,6 +5,9 @@
 #   make run     boot the simulated RK3588 in QEMU and run the demo
 #   make check   every test: host checks, then QEMU on amd64/arm64 x rk3588/rk3576
 #   make deps    host packages and the cached Debian 6.12 kernel packages
+#   make install       module, library, headers, pkg-config file, tools
+#                      (DESTDIR, PREFIX=/usr/local, INSTALL_ARCH=host arch)
+#   make dkms-install  the module source under /usr/src for DKMS (DESTDIR)
 
 BUILD := $(CURDIR)/build
 KPKG := $(BUILD)/kernel-pkgs
@@ -25,9 +28,8 @@ export BUILD
 
 all: $(addprefix modules-,$(ARCHES)) $(addprefix user-,$(ARCHES))
 
-deps: $(BUILD)/.deps-done
-
-$(BUILD)/.deps-done:
+# Always asked: deps.sh returns at once when everything is there.
+deps:
 	@scripts/deps.sh
 
 # Phony targets skip implicit-rule search: one explicit pair per arch.
@@ -40,6 +42,19 @@ user-$(1): deps
 		DRM_INC=$(DRM_INC_$(1)) DRM_LIB=$(DRM_LIB_$(1)) KSFT=$(KSFT)
 endef
 $(foreach a,$(ARCHES),$(eval $(call arch_rules,$(a))))
+
+PREFIX ?= /usr/local
+INSTALL_ARCH ?= $(if $(filter aarch64,$(shell uname -m)),arm64,amd64)
+
+install: modules-$(INSTALL_ARCH) user-$(INSTALL_ARCH)
+	@DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" scripts/install.sh user $(INSTALL_ARCH)
+	@DESTDIR="$(DESTDIR)" scripts/install.sh module $(INSTALL_ARCH)
+
+# Without DESTDIR, and with dkms present, also registers and builds it.
+dkms-install:
+	@DESTDIR="$(DESTDIR)" scripts/install.sh dkms
+	@v=$$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' dkms.conf); \
+	if [ -z "$(DESTDIR)" ] && command -v dkms >/dev/null; then dkms install "rkaccel/$$v"; fi
 
 run: all
 	@scripts/qemu-run.sh amd64 rk3588 scripts/demo.list demo
@@ -54,4 +69,4 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps run check clean distclean $(addprefix modules-,$(ARCHES)) $(addprefix user-,$(ARCHES))
+.PHONY: all deps run check clean distclean install dkms-install $(addprefix modules-,$(ARCHES)) $(addprefix user-,$(ARCHES))

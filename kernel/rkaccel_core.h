@@ -18,6 +18,10 @@ struct rkaccel_vm;
  * @attach_vm: make @vm the address space the core's DMA goes through
  *	(silicon: attach its IOMMU domain; simulator: its page table).
  * @reset: reset the core: stop whatever it runs, registers to defaults.
+ * @job_begin: optional, before a job is programmed (process context):
+ *	silicon powers the core up and hands the job's BOs to the device.
+ * @job_end: optional, when the job is over, before its fence signals:
+ *	silicon hands written BOs back to the CPU and drops the power reference.
  *
  * Silicon maps these to MMIO; the simulator to its register file. The job,
  * IRQ and reset code above only ever goes through them.
@@ -27,6 +31,8 @@ struct rkaccel_reg_ops {
 	void (*write)(struct rkaccel_core *core, u32 reg, u32 val);
 	void (*attach_vm)(struct rkaccel_core *core, struct rkaccel_vm *vm);
 	void (*reset)(struct rkaccel_core *core);
+	int (*job_begin)(struct rkaccel_core *core, struct rkaccel_job *job);
+	void (*job_end)(struct rkaccel_core *core, struct rkaccel_job *job);
 };
 
 /**
@@ -74,6 +80,17 @@ static inline u32 rkaccel_core_read(struct rkaccel_core *core, u32 reg)
 static inline void rkaccel_core_write(struct rkaccel_core *core, u32 reg, u32 val)
 {
 	core->ops->write(core, reg, val);
+}
+
+static inline int rkaccel_core_job_begin(struct rkaccel_core *core, struct rkaccel_job *job)
+{
+	return core->ops->job_begin ? core->ops->job_begin(core, job) : 0;
+}
+
+static inline void rkaccel_core_job_end(struct rkaccel_core *core, struct rkaccel_job *job)
+{
+	if (core->ops->job_end)
+		core->ops->job_end(core, job);
 }
 
 u32 rkaccel_core_hw_version(struct rkaccel_core *core);

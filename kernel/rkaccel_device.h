@@ -87,6 +87,11 @@ static inline struct rkaccel_device *to_rkaccel_device(struct drm_device *ddev)
 extern const struct rkaccel_soc_data rkaccel_rk3588_data;
 extern const struct rkaccel_soc_data rkaccel_rk3576_data;
 
+struct rkaccel_device *rkaccel_device_create(struct device *dev,
+					     const struct rkaccel_soc_data *soc,
+					     enum drm_rkaccel_backend backend,
+					     unsigned int num_cores);
+int rkaccel_device_register(struct rkaccel_device *rdev);
 int rkaccel_ioctl_query(struct drm_device *ddev, void *data, struct drm_file *file);
 void rkaccel_file_put(struct rkaccel_file *rfile);
 int rkaccel_gem_live_count(void);

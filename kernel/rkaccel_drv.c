@@ -22,6 +22,7 @@
 #include "rkaccel_ctx.h"
 #include "rkaccel_device.h"
 #include "rkaccel_gem.h"
+#include "rkaccel_hw.h"
 #include "rkaccel_job.h"
 #include "rkaccel_regs.h"
 #include "rkaccel_sim.h"
@@ -77,6 +78,8 @@ static void rkaccel_file_release(struct kref *kref)
 
 	atomic_dec(&rfile->rdev->file_count);
 	xa_destroy(&rfile->ctxs);
+	if (rfile->vm.domain)
+		rkaccel_hw_vm_fini(rfile->rdev, &rfile->vm);
 	rkaccel_vm_fini(&rfile->vm);
 	kfree(rfile);
 }
@@ -90,6 +93,7 @@ static int rkaccel_open(struct drm_device *ddev, struct drm_file *file)
 {
 	struct rkaccel_device *rdev = to_rkaccel_device(ddev);
 	struct rkaccel_file *rfile;
+	int ret;
 
 	rfile = kzalloc(sizeof(*rfile), GFP_KERNEL);
 	if (!rfile)
@@ -97,6 +101,14 @@ static int rkaccel_open(struct drm_device *ddev, struct drm_file *file)
 	kref_init(&rfile->refcount);
 	rfile->rdev = rdev;
 	rkaccel_vm_init(&rfile->vm);
+	if (rdev->backend == DRM_RKACCEL_BACKEND_SILICON) {
+		ret = rkaccel_hw_vm_init(rdev, &rfile->vm);
+		if (ret) {
+			rkaccel_vm_fini(&rfile->vm);
+			kfree(rfile);
+			return ret;
+		}
+	}
 	xa_init_flags(&rfile->ctxs, XA_FLAGS_ALLOC1);
 	atomic_inc(&rdev->file_count);
 	file->driver_priv = rfile;
@@ -169,34 +181,56 @@ static int rkaccel_cores_sched_init(struct rkaccel_device *rdev)
 	return drmm_add_action_or_reset(&rdev->ddev, rkaccel_cores_sched_fini, rdev);
 }
 
+/* A device of @num_cores cores; the backend creates them next. */
+struct rkaccel_device *rkaccel_device_create(struct device *dev,
+					     const struct rkaccel_soc_data *soc,
+					     enum drm_rkaccel_backend backend,
+					     unsigned int num_cores)
+{
+	struct rkaccel_device *rdev;
+
+	rdev = devm_drm_dev_alloc(dev, &rkaccel_drm_driver, struct rkaccel_device, ddev);
+	if (IS_ERR(rdev))
+		return rdev;
+	rdev->soc = soc;
+	rdev->backend = backend;
+	rdev->num_cores = num_cores;
+	return rdev;
+}
+
+/* The cores exist: start their queues and open the device to userspace. */
+int rkaccel_device_register(struct rkaccel_device *rdev)
+{
+	struct device *dev = rdev->ddev.dev;
+	int ret;
+
+	ret = rkaccel_cores_sched_init(rdev);
+	if (ret)
+		return ret;
+	dev_set_drvdata(dev, rdev);
+	ret = drm_dev_register(&rdev->ddev, 0);
+	if (ret)
+		return ret;
+	rkaccel_debugfs_init(rdev);
+	drm_info(&rdev->ddev, "%s %s NPU, %u cores\n",
+		 rdev->backend == DRM_RKACCEL_BACKEND_SIM ? "simulated" : "silicon",
+		 rdev->soc->name, rdev->num_cores);
+	return 0;
+}
+
 static int rkaccel_sim_probe(struct platform_device *pdev)
 {
 	const struct rkaccel_soc_data *soc = dev_get_platdata(&pdev->dev);
 	struct rkaccel_device *rdev;
 	int ret;
 
-	rdev = devm_drm_dev_alloc(&pdev->dev, &rkaccel_drm_driver, struct rkaccel_device, ddev);
+	rdev = rkaccel_device_create(&pdev->dev, soc, DRM_RKACCEL_BACKEND_SIM, soc->num_cores);
 	if (IS_ERR(rdev))
 		return PTR_ERR(rdev);
-
-	rdev->soc = soc;
-	rdev->backend = DRM_RKACCEL_BACKEND_SIM;
-	rdev->num_cores = soc->num_cores;
 	ret = rkaccel_sim_init(rdev);
 	if (ret)
 		return ret;
-	ret = rkaccel_cores_sched_init(rdev);
-	if (ret)
-		return ret;
-
-	platform_set_drvdata(pdev, rdev);
-	ret = drm_dev_register(&rdev->ddev, 0);
-	if (ret)
-		return ret;
-	rkaccel_debugfs_init(rdev);
-
-	drm_info(&rdev->ddev, "simulated %s NPU, %u cores\n", soc->name, rdev->num_cores);
-	return 0;
+	return rkaccel_device_register(rdev);
 }
 
 static void rkaccel_sim_remove(struct platform_device *pdev)
@@ -244,18 +278,28 @@ static int rkaccel_sim_create(void)
 	return 0;
 }
 
+static struct platform_driver *const rkaccel_drivers[] = {
+	&rkaccel_sim_driver,
+	&rkaccel_hw_npu_driver,
+	&rkaccel_hw_core_driver,
+};
+
+/*
+ * The silicon cores bind from the device tree as soon as their driver is
+ * registered; sim= adds a simulated NPU beside (or instead of) them.
+ */
 static int __init rkaccel_init(void)
 {
 	int ret;
 
-	ret = platform_driver_register(&rkaccel_sim_driver);
+	ret = platform_register_drivers(rkaccel_drivers, ARRAY_SIZE(rkaccel_drivers));
 	if (ret)
 		return ret;
 
 	if (sim && *sim) {
 		ret = rkaccel_sim_create();
 		if (ret)
-			platform_driver_unregister(&rkaccel_sim_driver);
+			platform_unregister_drivers(rkaccel_drivers, ARRAY_SIZE(rkaccel_drivers));
 	}
 	return ret;
 }
@@ -263,7 +307,7 @@ static int __init rkaccel_init(void)
 static void __exit rkaccel_exit(void)
 {
 	platform_device_unregister(rkaccel_sim_pdev);
-	platform_driver_unregister(&rkaccel_sim_driver);
+	platform_unregister_drivers(rkaccel_drivers, ARRAY_SIZE(rkaccel_drivers));
 }
 
 module_init(rkaccel_init);

@@ -50,6 +50,7 @@ void rkaccel_job_finish(struct rkaccel_core *core, struct rkaccel_job *job, int 
 	struct rkaccel_ctx *ctx = job->ctx;
 	u64 ns = ktime_to_ns(ktime_sub(ktime_get(), job->start));
 
+	rkaccel_core_job_end(core, job);
 	trace_rkaccel_done(job->base.s_fence->finished.context,
 			   job->base.s_fence->finished.seqno, core->index, error);
 	atomic64_add(ns, &core->busy_ns);
@@ -70,6 +71,7 @@ static struct dma_fence *rkaccel_job_run(struct drm_sched_job *sched_job)
 	struct drm_rkaccel_task *t = &job->tasks[0];
 	struct dma_fence *fence;
 	unsigned long flags;
+	int ret;
 
 	if (unlikely(sched_job->s_fence->finished.error))
 		return NULL;
@@ -77,9 +79,14 @@ static struct dma_fence *rkaccel_job_run(struct drm_sched_job *sched_job)
 	if (atomic_read(&job->ctx->guilty))
 		return ERR_PTR(-ECANCELED);
 
+	ret = rkaccel_core_job_begin(core, job);
+	if (ret)
+		return ERR_PTR(ret);
 	fence = kzalloc(sizeof(*fence), GFP_KERNEL);
-	if (!fence)
+	if (!fence) {
+		rkaccel_core_job_end(core, job);
 		return ERR_PTR(-ENOMEM);
+	}
 	dma_fence_init(fence, &rkaccel_fence_ops, &core->fence_lock, core->fence_context,
 		       ++core->fence_seqno);
 

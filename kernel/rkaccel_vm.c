@@ -5,6 +5,7 @@
  */
 
 #include <linux/highmem.h>
+#include <linux/iommu.h>
 #include <linux/mm.h>
 #include <linux/sizes.h>
 
@@ -20,6 +21,8 @@ void rkaccel_vm_init(struct rkaccel_vm *vm)
 void rkaccel_vm_fini(struct rkaccel_vm *vm)
 {
 	WARN_ON(!xa_empty(&vm->pt));
+	if (vm->domain)
+		iommu_domain_free(vm->domain);
 	xa_destroy(&vm->pt);
 	drm_mm_takedown(&vm->mm);
 	mutex_destroy(&vm->mm_lock);
@@ -33,6 +36,28 @@ static void rkaccel_pt_clear(struct rkaccel_vm *vm, u64 start, unsigned long npa
 	for (i = 0; i < npages; i++)
 		__xa_erase(&vm->pt, first + i);
 	xa_unlock(&vm->pt);
+}
+
+/* Silicon: the same pages into the IOMMU domain, read-only for weights. */
+static int rkaccel_vm_iommu_map(struct rkaccel_vm *vm, u64 start, struct page **pages,
+				unsigned long npages, bool readonly)
+{
+	int prot = IOMMU_READ | (readonly ? 0 : IOMMU_WRITE);
+	unsigned long i;
+	int ret;
+
+	if (!vm->domain)
+		return 0;
+	for (i = 0; i < npages; i++) {
+		ret = iommu_map(vm->domain, start + i * PAGE_SIZE, page_to_phys(pages[i]),
+				PAGE_SIZE, prot, GFP_KERNEL);
+		if (ret) {
+			if (i)
+				iommu_unmap(vm->domain, start, i * PAGE_SIZE);
+			return ret;
+		}
+	}
+	return 0;
 }
 
 /* Allocate an NPU range for @size bytes and enter @pages into the table. */
@@ -58,6 +83,9 @@ int rkaccel_vm_map(struct rkaccel_vm *vm, struct drm_mm_node *node, struct page 
 		if (ret)
 			goto err_clear;
 	}
+	ret = rkaccel_vm_iommu_map(vm, node->start, pages, npages, readonly);
+	if (ret)
+		goto err_clear;
 	return 0;
 
 err_clear:
@@ -70,6 +98,8 @@ err_clear:
 /* Once this returns the device no longer reaches the pages. */
 void rkaccel_vm_unmap(struct rkaccel_vm *vm, struct drm_mm_node *node)
 {
+	if (vm->domain)
+		iommu_unmap(vm->domain, node->start, node->size);
 	rkaccel_pt_clear(vm, node->start, node->size >> PAGE_SHIFT);
 	guard(mutex)(&vm->mm_lock);
 	drm_mm_remove_node(node);

@@ -6,6 +6,7 @@
 #include <linux/mutex.h>
 #include <linux/xarray.h>
 
+struct iommu_domain;
 struct page;
 
 /**
@@ -15,11 +16,14 @@ struct page;
  * @pt: software page table: NPU page number -> struct page, XA_MARK_0 set on
  *	read-only pages. The simulator reads and writes memory only through
  *	it, under its lock; silicon holds the same mappings in an IOMMU domain.
+ * @domain: on silicon, the IOMMU domain holding the same mappings as @pt;
+ *	NULL on the simulator. Freed with the address space.
  */
 struct rkaccel_vm {
 	struct mutex mm_lock;	/* protects mm */
 	struct drm_mm mm;
 	struct xarray pt;
+	struct iommu_domain *domain;
 };
 
 #define RKACCEL_VM_START	SZ_4K

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Host-side checks, one TAP line each: checkpatch --strict, kernel-doc, sparse
-# and W=1 builds for both arches. Writes "passed failed skipped" to
-# build/logs/host.result.
+# and W=1 builds for both arches, device-tree bindings and overlays, the
+# install file list and a DKMS-style arm64 build. Writes "passed failed
+# skipped" to build/logs/host.result.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,6 +52,11 @@ check kernel_doc kerneldoc uapi/drm/*.h kernel/*.h
 check module_amd64_W1 scripts/build-module.sh amd64
 check module_arm64_W1 scripts/build-module.sh arm64
 check sparse_amd64 scripts/build-module.sh amd64 C=2
+check dt_bindings scripts/check-dt.sh bindings
+check dt_examples scripts/check-dt.sh examples
+check dt_overlays scripts/check-dt.sh overlays
+check install_files scripts/check-install.sh files
+check dkms_build_arm64 scripts/check-install.sh dkms
 echo "1..$n"
 echo "$pass $fail 0" > "$logs/host.result"
 [ "$fail" -eq 0 ]

@@ -18,7 +18,8 @@ stamp=$build/.deps-done
 
 host_pkgs=(qemu-system-x86 qemu-system-arm busybox-static cpio kmod xz-utils
 	   gcc gcc-aarch64-linux-gnu libc6-dev-arm64-cross libdrm-dev sparse
-	   make bc flex bison libelf-dev libssl-dev dwarves rsync perl python3)
+	   make bc flex bison libelf-dev libssl-dev dwarves rsync perl python3
+	   device-tree-compiler dt-schema)
 
 log() { printf 'deps: %s\n' "$*" >&2; }
 
@@ -142,10 +143,12 @@ extract_source_parts() {
 }
 
 main() {
+	# Cheap when nothing is missing; runs even with the stamp so that a
+	# package added to host_pkgs reaches machines that fetched before.
+	install_host_pkgs
 	if [ -f "$stamp" ] && [ -f "$kroot/.version" ]; then
 		return 0
 	fi
-	install_host_pkgs
 	setup_private_apt
 	local v
 	v=$(resolve_version)

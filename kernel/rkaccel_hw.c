@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Silicon backend, one NPU core: the platform driver of the per-core device
+ * tree nodes (rockchip,rk3588-rknn-core / rockchip,rk3576-rknn-core), the
+ * register seam over MMIO, the interrupt, the reset and the IOMMU domain.
+ *
+ * Each core probes on its own and hands itself to rkaccel_hw_npu_add(); the
+ * rkaccel device appears once every core of the SoC is there (see
+ * rkaccel_hw_npu.c). None of this has run on silicon yet.
+ */
+
+#include <drm/drm_device.h>
+#include <linux/delay.h>
+#include <linux/interrupt.h>
+#include <linux/io.h>
+#include <linux/iommu.h>
+#include <linux/mod_devicetable.h>
+#include <linux/nvmem-consumer.h>
+#include <linux/of.h>
+#include <linux/platform_device.h>
+#include <linux/pm_runtime.h>
+#include <linux/reset.h>
+#include <linux/slab.h>
+
+#include "rkaccel_core.h"
+#include "rkaccel_device.h"
+#include "rkaccel_gem.h"
+#include "rkaccel_hw.h"
+#include "rkaccel_job.h"
+#include "rkaccel_regs.h"
+
+#define RKACCEL_HW_CNA_BASE	0x1000
+#define RKACCEL_HW_CORE_BASE	0x3000
+#define RKACCEL_HW_BLOCK_SIZE	0x1000
+
+static const char *const rkaccel_hw_clk_names[] = { "aclk", "hclk", "npu", "pclk" };
+
+static const struct of_device_id rkaccel_hw_of_match[] = {
+	{ .compatible = "rockchip,rk3588-rknn-core", .data = &rkaccel_rk3588_data },
+	{ .compatible = "rockchip,rk3576-rknn-core", .data = &rkaccel_rk3576_data },
+	{ }
+};
+MODULE_DEVICE_TABLE(of, rkaccel_hw_of_match);
+
+/* The MMIO address of core register @reg: PC, CNA and CORE are mapped. */
+static void __iomem *hw_reg_addr(struct rkaccel_hw_core *hw, u32 reg)
+{
+	u32 off = reg % RKACCEL_HW_BLOCK_SIZE;
+
+	switch (reg - off) {
+	case 0:
+		return hw->pc + off;
+	case RKACCEL_HW_CNA_BASE:
+		return hw->cna + off;
+	case RKACCEL_HW_CORE_BASE:
+		return hw->corex + off;
+	default:
+		return NULL;
+	}
+}
+
+/* Registers are only touched with the clocks on: a job holds the core up. */
+static void __iomem *hw_reg_checked(struct rkaccel_hw_core *hw, u32 reg)
+{
+	void __iomem *addr = hw_reg_addr(hw, reg);
+
+	if (WARN_ON_ONCE(!addr || reg % 4 || !READ_ONCE(hw->powered)))
+		return NULL;
+	return addr;
+}
+
+static u32 hw_read(struct rkaccel_core *core, u32 reg)
+{
+	struct rkaccel_hw_core *hw = core->backend;
+	void __iomem *addr;
+
+	/* Read at probe: QUERY must not need a powered core. */
+	if (reg == RKNPU_PC_VERSION)
+		return hw->hw_version;
+	if (reg == RKNPU_PC_VERSION_NUM)
+		return hw->hw_version_num;
+
+	addr = hw_reg_checked(hw, reg);
+	return addr ? readl(addr) : 0;
+}
+
+static void hw_write(struct rkaccel_core *core, u32 reg, u32 val)
+{
+	void __iomem *addr = hw_reg_checked(core->backend, reg);
+
+	if (addr)
+		writel(val, addr);
+}
+
+/* Back to the default domain; the next job attaches its own again. */
+static void hw_detach_locked(struct rkaccel_hw_core *hw)
+{
+	lockdep_assert_held(&hw->domain_lock);
+	if (!hw->domain)
+		return;
+	iommu_detach_group(hw->domain, hw->group);
+	hw->domain = NULL;
+}
+
+/* Switch the core's IOMMU only when the job's address space differs. */
+static void hw_attach_vm(struct rkaccel_core *core, struct rkaccel_vm *vm)
+{
+	struct rkaccel_hw_core *hw = core->backend;
+	int ret;
+
+	guard(mutex)(&hw->domain_lock);
+	if (hw->domain == vm->domain)
+		return;
+	hw_detach_locked(hw);
+	ret = iommu_attach_group(vm->domain, hw->group);
+	if (ret) {
+		dev_err_ratelimited(hw->dev, "attaching the job's IOMMU domain: %d\n", ret);
+		return;
+	}
+	hw->domain = vm->domain;
+}
+
+static void hw_reset(struct rkaccel_core *core)
+{
+	struct rkaccel_hw_core *hw = core->backend;
+
+	reset_control_assert(hw->rst);
+	usleep_range(10, 20);
+	reset_control_deassert(hw->rst);
+	/* The IOMMU state after a core reset is not trusted: reattach. */
+	guard(mutex)(&hw->domain_lock);
+	hw_detach_locked(hw);
+}
+
+/* The device is not coherent: CPU writes reach memory before the job. */
+static int hw_job_begin(struct rkaccel_core *core, struct rkaccel_job *job)
+{
+	struct rkaccel_hw_core *hw = core->backend;
+	struct device *dma_dev = core->rdev->ddev.dev;
+	u32 i;
+	int ret;
+
+	ret = pm_runtime_resume_and_get(hw->dev);
+	if (ret)
+		return ret;
+
+	for (i = 0; i < job->bo_count; i++) {
+		struct sg_table *sgt;
+
+		sgt = drm_gem_shmem_get_pages_sgt(&to_rkaccel_bo(job->bos[i])->base);
+		if (IS_ERR(sgt)) {
+			pm_runtime_put_autosuspend(hw->dev);
+			return PTR_ERR(sgt);
+		}
+		dma_sync_sgtable_for_device(dma_dev, sgt, DMA_BIDIRECTIONAL);
+	}
+	return 0;
+}
+
+/* What the device wrote is visible to the CPU once the fence signals. */
+static void hw_job_end(struct rkaccel_core *core, struct rkaccel_job *job)
+{
+	struct rkaccel_hw_core *hw = core->backend;
+	struct device *dma_dev = core->rdev->ddev.dev;
+	u32 i;
+
+	for (i = 0; i < job->bo_count; i++) {
+		struct sg_table *sgt = to_rkaccel_bo(job->bos[i])->base.sgt;
+
+		if (sgt && (job->bo_flags[i] & DRM_RKACCEL_SUBMIT_BO_WRITE))
+			dma_sync_sgtable_for_cpu(dma_dev, sgt, DMA_BIDIRECTIONAL);
+	}
+	pm_runtime_mark_last_busy(hw->dev);
+	pm_runtime_put_autosuspend(hw->dev);
+}
+
+const struct rkaccel_reg_ops rkaccel_hw_reg_ops = {
+	.read = hw_read,
+	.write = hw_write,
+	.attach_vm = hw_attach_vm,
+	.reset = hw_reset,
+	.job_begin = hw_job_begin,
+	.job_end = hw_job_end,
+};
+
+/*
+ * Hard IRQ: the line is shared with the core's IOMMU. Claim it only for a
+ * pending NPU interrupt, mask it and let the thread run the common path.
+ */
+static irqreturn_t hw_irq(int irq, void *data)
+{
+	struct rkaccel_hw_core *hw = data;
+	u32 status, raw;
+
+	if (!READ_ONCE(hw->powered))
+		return IRQ_NONE;
+	status = readl(hw->pc + RKNPU_PC_INTERRUPT_STATUS);
+	raw = readl(hw->pc + RKNPU_PC_INTERRUPT_RAW_STATUS);
+	if (!status && !(raw & RKNPU_INT_DMA_ERROR))
+		return IRQ_NONE;
+
+	writel(0, hw->pc + RKNPU_PC_INTERRUPT_MASK);
+	return IRQ_WAKE_THREAD;
+}
+
+static irqreturn_t hw_irq_thread(int irq, void *data)
+{
+	struct rkaccel_hw_core *hw = data;
+	struct rkaccel_core *core = READ_ONCE(hw->core);
+
+	if (core) {
+		rkaccel_core_irq(core);
+	} else {
+		writel(0, hw->pc + RKNPU_PC_OPERATION_ENABLE);
+		writel(RKNPU_INT_ALL, hw->pc + RKNPU_PC_INTERRUPT_CLEAR);
+	}
+	return IRQ_HANDLED;
+}
+
+static int rkaccel_hw_core_irq_init(struct rkaccel_hw_core *hw)
+{
+	struct platform_device *pdev = to_platform_device(hw->dev);
+
+	hw->irq = platform_get_irq(pdev, 0);
+	if (hw->irq < 0)
+		return hw->irq;
+	return devm_request_threaded_irq(hw->dev, hw->irq, hw_irq, hw_irq_thread, IRQF_SHARED,
+					 dev_name(hw->dev), hw);
+}
+
+static int hw_map_regs(struct rkaccel_hw_core *hw, struct platform_device *pdev)
+{
+	hw->pc = devm_platform_ioremap_resource_byname(pdev, "pc");
+	if (IS_ERR(hw->pc))
+		return PTR_ERR(hw->pc);
+	hw->cna = devm_platform_ioremap_resource_byname(pdev, "cna");
+	if (IS_ERR(hw->cna))
+		return PTR_ERR(hw->cna);
+	hw->corex = devm_platform_ioremap_resource_byname(pdev, "core");
+	return PTR_ERR_OR_ZERO(hw->corex);
+}
+
+static int hw_get_clocks_resets(struct rkaccel_hw_core *hw)
+{
+	unsigned int i;
+	int ret;
+
+	hw->num_clks = ARRAY_SIZE(rkaccel_hw_clk_names);
+	hw->clks = devm_kcalloc(hw->dev, hw->num_clks, sizeof(*hw->clks), GFP_KERNEL);
+	if (!hw->clks)
+		return -ENOMEM;
+	for (i = 0; i < hw->num_clks; i++)
+		hw->clks[i].id = rkaccel_hw_clk_names[i];
+	ret = devm_clk_bulk_get(hw->dev, hw->num_clks, hw->clks);
+	if (ret)
+		return dev_err_probe(hw->dev, ret, "clocks\n");
+
+	hw->rst = devm_reset_control_array_get_exclusive(hw->dev);
+	return PTR_ERR_OR_ZERO(hw->rst);
+}
+
+static void hw_put_group(void *data)
+{
+	iommu_group_put(data);
+}
+
+static int hw_get_iommu_group(struct rkaccel_hw_core *hw)
+{
+	hw->group = iommu_group_get(hw->dev);
+	if (!hw->group)
+		return dev_err_probe(hw->dev, -ENODEV, "no IOMMU: the core needs its iommus\n");
+	return devm_add_action_or_reset(hw->dev, hw_put_group, hw->group);
+}
+
+static int rkaccel_hw_core_probe(struct platform_device *pdev)
+{
+	struct rkaccel_hw_core *hw;
+	int ret;
+
+	hw = devm_kzalloc(&pdev->dev, sizeof(*hw), GFP_KERNEL);
+	if (!hw)
+		return -ENOMEM;
+	hw->dev = &pdev->dev;
+	hw->soc = of_device_get_match_data(&pdev->dev);
+	ret = devm_mutex_init(hw->dev, &hw->domain_lock);
+	if (ret)
+		return ret;
+
+	ret = hw_map_regs(hw, pdev);
+	if (!ret)
+		ret = hw_get_clocks_resets(hw);
+	if (!ret)
+		ret = hw_get_iommu_group(hw);
+	if (!ret)
+		ret = rkaccel_hw_pm_init(hw);
+	if (!ret)
+		ret = rkaccel_hw_core_irq_init(hw);
+	if (ret)
+		return ret;
+
+	platform_set_drvdata(pdev, hw);
+	return rkaccel_hw_npu_add(hw);
+}
+
+static void rkaccel_hw_core_remove(struct platform_device *pdev)
+{
+	rkaccel_hw_npu_remove(platform_get_drvdata(pdev));
+}
+
+/*
+ * Optional fuse: an nvmem cell "cores" on a core node holds the mask of the
+ * SoC's cores that are present (bit n: the n-th core node of the SoC). An
+ * RK3583 is an RK3588 whose third core is fused off. Returns 1 when the
+ * core at @pos is usable, 0 when not, or a negative error.
+ */
+static int hw_core_usable(struct device_node *np, unsigned int pos)
+{
+	struct nvmem_cell *cell;
+	size_t len;
+	u8 *mask;
+	int ret;
+
+	if (!of_device_is_available(np))
+		return 0;
+	cell = of_nvmem_cell_get(np, "cores");
+	if (IS_ERR(cell))
+		return PTR_ERR(cell) == -EPROBE_DEFER ? -EPROBE_DEFER : 1;
+	mask = nvmem_cell_read(cell, &len);
+	nvmem_cell_put(cell);
+	if (IS_ERR(mask))
+		return PTR_ERR(mask);
+	ret = len && (mask[0] & BIT(pos)) ? 1 : 0;
+	kfree(mask);
+	return ret;
+}
+
+/*
+ * Count the usable core nodes of @hw's SoC, in device-tree order, and find
+ * @hw's index among them. Each core computes the same answer on its own,
+ * whatever order the cores probe in.
+ */
+int rkaccel_hw_core_slot(struct rkaccel_hw_core *hw, unsigned int *count)
+{
+	const struct of_device_id *match;
+	unsigned int pos = 0, n = 0;
+	struct device_node *np;
+	int usable;
+
+	hw->index = UINT_MAX;
+	for_each_matching_node_and_match(np, rkaccel_hw_of_match, &match) {
+		if (match->data != hw->soc)
+			continue;
+		usable = hw_core_usable(np, pos++);
+		if (usable < 0) {
+			of_node_put(np);
+			return usable;
+		}
+		if (!usable)
+			continue;
+		if (np == hw->dev->of_node)
+			hw->index = n;
+		n++;
+	}
+	if (hw->index == UINT_MAX)
+		return dev_err_probe(hw->dev, -ENODEV, "core disabled or fused off\n");
+	if (n > hw->soc->num_cores)
+		return dev_err_probe(hw->dev, -EINVAL, "%u cores in the device tree, %s has %u\n",
+				     n, hw->soc->name, hw->soc->num_cores);
+	*count = n;
+	return 0;
+}
+
+/* The IOMMU domain of one open file, in the IOMMU type of the cores. */
+int rkaccel_hw_vm_init(struct rkaccel_device *rdev, struct rkaccel_vm *vm)
+{
+	struct rkaccel_hw_core *hw = rdev->cores[0]->backend;
+	struct iommu_domain *domain;
+
+	domain = iommu_paging_domain_alloc(hw->dev);
+	if (IS_ERR(domain))
+		return PTR_ERR(domain);
+	if (domain->geometry.aperture_end < RKACCEL_VM_END - 1)
+		dev_warn_once(hw->dev, "IOMMU aperture ends at %pad\n",
+			      &domain->geometry.aperture_end);
+	vm->domain = domain;
+	return 0;
+}
+
+/* The file is gone: no core may keep its domain attached. */
+void rkaccel_hw_vm_fini(struct rkaccel_device *rdev, struct rkaccel_vm *vm)
+{
+	unsigned int i;
+
+	for (i = 0; i < rdev->num_cores; i++) {
+		struct rkaccel_hw_core *hw = rdev->cores[i]->backend;
+
+		guard(mutex)(&hw->domain_lock);
+		if (hw->domain == vm->domain)
+			hw_detach_locked(hw);
+	}
+}
+
+struct platform_driver rkaccel_hw_core_driver = {
+	.probe = rkaccel_hw_core_probe,
+	.remove = rkaccel_hw_core_remove,
+	.driver = {
+		.name = RKACCEL_HW_CORE_DRIVER_NAME,
+		.of_match_table = rkaccel_hw_of_match,
+		.pm = pm_ptr(&rkaccel_hw_pm_ops),
+		/* A core leaves only with the module: no open file can see it go. */
+		.suppress_bind_attrs = true,
+	},
+};

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Silicon backend: one platform device per NPU core (device tree), joined
+ * into one rkaccel device once every core of the SoC has probed.
+ */
+#ifndef _RKACCEL_HW_H_
+#define _RKACCEL_HW_H_
+
+#include <linux/clk.h>
+#include <linux/mutex.h>
+#include <linux/types.h>
+
+struct device;
+struct iommu_domain;
+struct iommu_group;
+struct platform_device;
+struct reset_control;
+struct rkaccel_core;
+struct rkaccel_device;
+struct rkaccel_soc_data;
+struct rkaccel_vm;
+
+#define RKACCEL_HW_CORE_DRIVER_NAME	"rkaccel-core"
+#define RKACCEL_HW_NPU_DRIVER_NAME	"rkaccel-npu"
+
+/**
+ * struct rkaccel_hw_core - the silicon resources of one NPU core.
+ * @dev: the core's platform device.
+ * @soc: per-SoC data from the core's compatible.
+ * @index: core number among the cores present (0-based).
+ * @pc: MMIO of the PC block (core base + 0x0000).
+ * @cna: MMIO of the CNA block (core base + 0x1000).
+ * @corex: MMIO of the CORE block (core base + 0x3000).
+ * @clks: aclk, hclk, npu, pclk.
+ * @num_clks: entries in @clks.
+ * @rst: the core's resets (srst_a, srst_h), asserted together.
+ * @irq: the core's interrupt line, shared with its IOMMU.
+ * @group: the core's IOMMU group.
+ * @domain_lock: protects @domain.
+ * @domain: IOMMU domain attached to the core, NULL for the default one.
+ * @powered: clocks are on and the registers may be touched.
+ * @hw_version: PC_VERSION read at probe.
+ * @hw_version_num: PC_VERSION_NUM read at probe.
+ * @core: the driver's core once the device exists, else NULL.
+ */
+struct rkaccel_hw_core {
+	struct device *dev;
+	const struct rkaccel_soc_data *soc;
+	unsigned int index;
+	void __iomem *pc;
+	void __iomem *cna;
+	void __iomem *corex;
+	struct clk_bulk_data *clks;
+	int num_clks;
+	struct reset_control *rst;
+	int irq;
+	struct iommu_group *group;
+	struct mutex domain_lock;	/* protects domain */
+	struct iommu_domain *domain;
+	bool powered;
+	u32 hw_version;
+	u32 hw_version_num;
+	struct rkaccel_core *core;
+};
+
+extern const struct rkaccel_reg_ops rkaccel_hw_reg_ops;
+extern const struct dev_pm_ops rkaccel_hw_pm_ops;
+extern struct platform_driver rkaccel_hw_core_driver;
+extern struct platform_driver rkaccel_hw_npu_driver;
+
+int rkaccel_hw_pm_init(struct rkaccel_hw_core *hw);
+int rkaccel_hw_opp_init(struct rkaccel_hw_core *hw);
+int rkaccel_hw_core_slot(struct rkaccel_hw_core *hw, unsigned int *count);
+
+int rkaccel_hw_npu_add(struct rkaccel_hw_core *hw);
+void rkaccel_hw_npu_remove(struct rkaccel_hw_core *hw);
+
+int rkaccel_hw_vm_init(struct rkaccel_device *rdev, struct rkaccel_vm *vm);
+void rkaccel_hw_vm_fini(struct rkaccel_device *rdev, struct rkaccel_vm *vm);
+
+#endif /* _RKACCEL_HW_H_ */

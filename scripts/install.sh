@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Install what make built for ARCH, honouring DESTDIR and PREFIX:
+#   install.sh user ARCH      library, headers, pkg-config file, tools
+#   install.sh module ARCH    rkaccel.ko under /lib/modules/<kver>/updates
+#   install.sh dkms           the module source under /usr/src for DKMS
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-$top/build}
+destdir=${DESTDIR:-}
+prefix=${PREFIX:-/usr/local}
+version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
+
+pc_file() {
+	cat <<-EOF
+	prefix=$prefix
+	libdir=\${prefix}/lib
+	includedir=\${prefix}/include
+
+	Name: rkaccel
+	Description: Library for the rkaccel NPU driver (Rockchip RK3588/RK3576)
+	Version: $version
+	Requires.private: libdrm
+	Libs: -L\${libdir} -lrkaccel
+	Libs.private: -lpthread
+	Cflags: -I\${includedir}
+	EOF
+}
+
+user() {
+	local out=$build/$1 d=$destdir$prefix t
+	install -D -m 0644 "$out/lib/librkaccel.a" "$d/lib/librkaccel.a"
+	install -D -m 0644 "$top/lib/include/rkaccel.h" "$d/include/rkaccel.h"
+	install -D -m 0644 "$top/uapi/drm/rkaccel_drm.h" "$d/include/drm/rkaccel_drm.h"
+	mkdir -p "$d/lib/pkgconfig"
+	pc_file > "$d/lib/pkgconfig/rkaccel.pc"
+	chmod 0644 "$d/lib/pkgconfig/rkaccel.pc"
+	for t in "$out"/bin/*; do
+		install -D -m 0755 "$t" "$d/bin/$(basename "$t")"
+	done
+}
+
+module() {
+	local kver
+	kver=$(cat "$build/kernel-pkgs/.version")-$1
+	install -D -m 0644 "$build/$1/kernel/rkaccel.ko" \
+		"$destdir/lib/modules/$kver/updates/rkaccel.ko"
+}
+
+dkms() {
+	local d=$destdir/usr/src/rkaccel-$version f
+	install -D -m 0644 "$top/dkms.conf" "$d/dkms.conf"
+	for f in "$top"/kernel/Makefile "$top"/kernel/Kbuild "$top"/kernel/*.[ch] \
+		 "$top"/uapi/drm/*.h; do
+		install -D -m 0644 "$f" "$d/${f#"$top"/}"
+	done
+}
+
+case "${1:-}" in
+user | module) "$1" "${2:?arch}" ;;
+dkms) dkms ;;
+*) echo "usage: $0 user ARCH | module ARCH | dkms" >&2; exit 2 ;;
+esac
