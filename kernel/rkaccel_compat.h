@@ -9,6 +9,8 @@
 #include <drm/drm_accel.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
+#include <drm/gpu_scheduler.h>
+#include <linux/hrtimer.h>
 
 /*
  * Kernels built without CONFIG_DRM_ACCEL (Debian arm64 6.12) get a render
@@ -35,6 +37,44 @@
 #define RKACCEL_DRIVER_DATE	.date = "20261202",
 #else
 #define RKACCEL_DRIVER_DATE
+#endif
+
+/*
+ * A timeout handler that finds its job still making progress. Before 6.17
+ * the scheduler has taken the job off its pending list and the driver puts
+ * it back; from 6.17 DRM_GPU_SCHED_STAT_NO_HANG asks the scheduler to do it
+ * (and NOMINAL is called RESET). The 6.17 branch is not built here.
+ */
+#if KERNEL_VERSION(6, 17, 0) > LINUX_VERSION_CODE
+#define RKACCEL_SCHED_STAT_RESET	DRM_GPU_SCHED_STAT_NOMINAL
+
+static inline enum drm_gpu_sched_stat rkaccel_sched_no_hang(struct drm_sched_job *job)
+{
+	struct drm_gpu_scheduler *sched = job->sched;
+
+	spin_lock(&sched->job_list_lock);
+	list_add(&job->list, &sched->pending_list);
+	spin_unlock(&sched->job_list_lock);
+	return DRM_GPU_SCHED_STAT_NOMINAL;
+}
+#else
+#define RKACCEL_SCHED_STAT_RESET	DRM_GPU_SCHED_STAT_RESET
+
+static inline enum drm_gpu_sched_stat rkaccel_sched_no_hang(struct drm_sched_job *job)
+{
+	return DRM_GPU_SCHED_STAT_NO_HANG;
+}
+#endif
+
+/* hrtimer_setup() replaced hrtimer_init() plus a function assignment in 6.13. */
+#if KERNEL_VERSION(6, 13, 0) > LINUX_VERSION_CODE
+static inline void hrtimer_setup(struct hrtimer *timer,
+				 enum hrtimer_restart (*function)(struct hrtimer *),
+				 clockid_t clock_id, enum hrtimer_mode mode)
+{
+	hrtimer_init(timer, clock_id, mode);
+	timer->function = function;
+}
 #endif
 
 #endif /* _RKACCEL_COMPAT_H_ */

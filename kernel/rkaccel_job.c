@@ -12,6 +12,7 @@
 #include <linux/overflow.h>
 #include <linux/slab.h>
 
+#include "rkaccel_compat.h"
 #include "rkaccel_core.h"
 #include "rkaccel_ctx.h"
 #include "rkaccel_device.h"
@@ -93,6 +94,7 @@ static struct dma_fence *rkaccel_job_run(struct drm_sched_job *sched_job)
 	job->done = dma_fence_get(fence);
 	job->core = core;
 	job->next_task = 0;
+	job->progress = 0;
 	atomic_set(&job->ctx->last_core, core->index);
 	atomic64_inc(&core->jobs);
 	core->ops->attach_vm(core, &job->ctx->rfile->vm);
@@ -108,8 +110,30 @@ static struct dma_fence *rkaccel_job_run(struct drm_sched_job *sched_job)
 }
 
 /*
- * A job ran past the timeout: reset only its core, mark only its context.
- * Jobs of other contexts queued on the core run once the scheduler restarts.
+ * True when the job went on to another PC start or task since the last
+ * check: a long job under a slow host is late, not hung.
+ */
+static bool rkaccel_job_progressed(struct rkaccel_core *core, struct rkaccel_job *job)
+{
+	u32 status = rkaccel_core_read(core, core->rdev->soc->task_status_reg);
+	unsigned long flags;
+	bool moved = false;
+	u64 mark;
+
+	spin_lock_irqsave(&core->job_lock, flags);
+	if (core->job == job) {
+		mark = ((u64)job->next_task << 32) | status;
+		moved = mark != job->progress;
+		job->progress = mark;
+	}
+	spin_unlock_irqrestore(&core->job_lock, flags);
+	return moved;
+}
+
+/*
+ * A job ran past the timeout without progress: reset only its core, mark
+ * only its context. Jobs of other contexts queued on the core run once the
+ * scheduler restarts.
  */
 static enum drm_gpu_sched_stat rkaccel_job_timedout(struct drm_sched_job *sched_job)
 {
@@ -117,6 +141,9 @@ static enum drm_gpu_sched_stat rkaccel_job_timedout(struct drm_sched_job *sched_
 	struct rkaccel_core *core = sched_to_core(sched_job->sched);
 	unsigned long flags;
 	bool hung;
+
+	if (rkaccel_job_progressed(core, job))
+		return rkaccel_sched_no_hang(sched_job);
 
 	drm_sched_stop(&core->sched, sched_job);
 
@@ -138,7 +165,7 @@ static enum drm_gpu_sched_stat rkaccel_job_timedout(struct drm_sched_job *sched_
 	}
 
 	drm_sched_start(&core->sched);
-	return DRM_GPU_SCHED_STAT_NOMINAL;
+	return RKACCEL_SCHED_STAT_RESET;
 }
 
 static void rkaccel_job_put_bos(struct rkaccel_job *job)

@@ -25,6 +25,7 @@ struct rkaccel_ctx;
  * @done: the hardware fence, signalled by the core's IRQ path.
  * @core: core the job runs on, once run.
  * @start: when the job started on @core.
+ * @progress: PC start and task count seen by the last timeout check.
  */
 struct rkaccel_job {
 	struct drm_sched_job base;
@@ -38,6 +39,7 @@ struct rkaccel_job {
 	struct dma_fence *done;
 	struct rkaccel_core *core;
 	ktime_t start;
+	u64 progress;
 };
 
 extern const struct drm_sched_backend_ops rkaccel_sched_ops;

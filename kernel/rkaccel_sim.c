@@ -24,6 +24,7 @@
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 
+#include "rkaccel_compat.h"
 #include "rkaccel_core.h"
 #include "rkaccel_device.h"
 #include "rkaccel_npu_regs.h"
@@ -387,8 +388,7 @@ int rkaccel_sim_init(struct rkaccel_device *rdev)
 		spin_lock_init(&sim->lock);
 		sim->hw_version = rdev->soc->sim_hw_version;
 		INIT_WORK(&sim->exec, sim_exec);
-		hrtimer_init(&sim->done, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
-		sim->done.function = sim_done;
+		hrtimer_setup(&sim->done, sim_done, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 
 		core = rkaccel_core_create(rdev, i, &rkaccel_sim_reg_ops, sim);
 		if (IS_ERR(core))
