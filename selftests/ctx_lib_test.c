@@ -227,9 +227,23 @@ TEST_F(ctxl, bad_arguments)
 	EXPECT_EQ(-EINVAL, rkaccel_ctx_dup(NULL, &self->one));
 }
 
+/* Open file descriptors of this process. */
+static long count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	long n = 0;
+
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
 TEST_F(ctxl, cycles_leave_nothing)
 {
-	long bos0, ctx0, bos1, ctx1;
+	long bos0, ctx0, bos1, ctx1, fds0 = count_fds();
 	int i;
 
 	if (rkt_debugfs_count("bos", &bos0) || rkt_debugfs_count("contexts", &ctx0))
@@ -246,6 +260,7 @@ TEST_F(ctxl, cycles_leave_nothing)
 	ASSERT_EQ(0, rkt_debugfs_count("contexts", &ctx1));
 	EXPECT_EQ(bos0, bos1);
 	EXPECT_EQ(ctx0, ctx1);
+	EXPECT_EQ(fds0, count_fds());
 }
 
 TEST_HARNESS_MAIN
