@@ -296,6 +296,127 @@ int rkaccel_program_emit(const struct rkaccel_program *prog,
 			 const uint64_t addr[RKACCEL_BUF_COUNT], void *dst,
 			 struct rkaccel_pc_start *starts);
 
+/* --- contexts: a model bound to NPU memory, single- and multi-batch ---------
+ *
+ * A context owns a compiled model, its buffers on one device (a sealed
+ * weight BO, register commands, native input, output and activation BOs) and
+ * a kernel context that jobs are queued on. rkaccel_ctx_dup() copies a
+ * context for the same device without copying its weights: the copy refers
+ * to the same weight BO (the same GEM handle of the same file descriptor,
+ * reference counted) and program, and gets its own kernel context and
+ * other buffers, with the register commands patched for their addresses.
+ *
+ * Multi-batch: rkaccel_ctx_set_batch(ctx, B) makes the input and output
+ * sizes B times a single inference's and keeps min(B, num_cores) - 1 hidden
+ * duplicates (none for B = 1, one for B = 2, two for B >= 3 on the three
+ * cores of RK3588, at most one on RK3576). rkaccel_ctx_run() runs batch
+ * slice i (input at i * input_size / B, output at i * output_size / B) on
+ * context i mod (duplicates + 1), one thread per context, all at once; each
+ * thread converts its slices to and from the native layout while the NPU
+ * runs the others. Every context of a batch uses core mask 0 (any core).
+ *
+ * A context and its duplicates must not be run from two threads at once;
+ * different contexts may. The device must outlive every context on it.
+ */
+
+/* Largest batch rkaccel_ctx_set_batch() accepts. */
+#define RKACCEL_CTX_MAX_BATCH	64
+
+/** A model bound to NPU memory on one device. */
+struct rkaccel_ctx;
+
+/*
+ * rkaccel_ctx_create - compile @model for @dev, create a kernel context
+ * whose jobs may run on the cores in @core_mask (bit n: core n; 0 = any
+ * core, chosen per job), allocate and fill its buffers and store the new
+ * context, with batch 1, in *@ctx. @model may be freed afterwards.
+ *
+ * Returns 0 or: -EINVAL (a NULL argument, a core not on the device), the
+ * errors of rkaccel_program_compile() (-ERANGE, -ENOMEM), -E2BIG (more PC
+ * starts than one job takes), or the error of a failed ioctl or mmap.
+ */
+int rkaccel_ctx_create(struct rkaccel_device *dev, const struct rkaccel_model *model,
+		       uint32_t core_mask, struct rkaccel_ctx **ctx);
+
+/*
+ * rkaccel_ctx_dup - make *@dup, a copy of @src with batch 1 and core mask 0
+ * that shares @src's weight BO and compiled program (no new weight memory)
+ * and has its own kernel context, register command, input, output and
+ * activation BOs. @src and *@dup may be destroyed in either order.
+ * Returns 0, -EINVAL, -ENOMEM or the error of a failed ioctl or mmap.
+ */
+int rkaccel_ctx_dup(struct rkaccel_ctx *src, struct rkaccel_ctx **dup);
+
+/*
+ * rkaccel_ctx_set_batch - run @batch inferences per rkaccel_ctx_run() from
+ * now on (see the section comment above for the rules). With @batch > 1
+ * the context's own kernel context is replaced by one with core mask 0;
+ * @batch 1 restores the mask given to rkaccel_ctx_create().
+ * Returns 0, -EINVAL for @batch 0 or above RKACCEL_CTX_MAX_BATCH (the
+ * context is then unchanged), -ENOMEM or an ioctl error.
+ */
+int rkaccel_ctx_set_batch(struct rkaccel_ctx *ctx, uint32_t batch);
+
+/* rkaccel_ctx_batch - the current batch size. */
+uint32_t rkaccel_ctx_batch(const struct rkaccel_ctx *ctx);
+
+/* rkaccel_ctx_copies - hidden duplicates the batch runs on (0, 1 or 2). */
+uint32_t rkaccel_ctx_copies(const struct rkaccel_ctx *ctx);
+
+/*
+ * rkaccel_ctx_input_size - bytes of the row-major int8 input of one run:
+ * batch x rows x in_features.
+ */
+size_t rkaccel_ctx_input_size(const struct rkaccel_ctx *ctx);
+
+/*
+ * rkaccel_ctx_output_size - bytes of the row-major output of one run:
+ * batch x rows x out_features x (4 with RKACCEL_LAYER_OUT_INT32, else 1).
+ */
+size_t rkaccel_ctx_output_size(const struct rkaccel_ctx *ctx);
+
+/*
+ * rkaccel_ctx_run - run the batch synchronously: @in (@in_len bytes,
+ * exactly rkaccel_ctx_input_size()) into @out (@out_len bytes, exactly
+ * rkaccel_ctx_output_size()), slice by slice as described above.
+ * Returns 0, -EINVAL (NULL buffer or a length that does not match),
+ * -ENOMEM, -EAGAIN (no thread could be started), the error of a failed
+ * ioctl, or the error the job's fence was signalled with (-EIO, -ETIMEDOUT,
+ * -ECANCELED, ...) of a failing slice. On an error
+ * the content of @out is undefined.
+ */
+int rkaccel_ctx_run(struct rkaccel_ctx *ctx, const void *in, size_t in_len, void *out,
+		    size_t out_len);
+
+/*
+ * rkaccel_ctx_slice_info - where and how long @slice of the last successful
+ * rkaccel_ctx_run() ran: *@core the core index that ran its job (the kernel
+ * context's last_core after the job), *@ns the nanoseconds from submit to
+ * the end of the wait. Either pointer may be NULL. Returns 0, -EINVAL for a
+ * slice outside the batch, -ENODATA when no run has completed since the
+ * last rkaccel_ctx_set_batch().
+ */
+int rkaccel_ctx_slice_info(const struct rkaccel_ctx *ctx, uint32_t slice, uint32_t *core,
+			   uint64_t *ns);
+
+/*
+ * rkaccel_ctx_bo_handle - the GEM handle (of rkaccel_fd()) of @ctx's
+ * buffer @buf, 0 when the program uses none. Duplicates report the same
+ * RKACCEL_BUF_WEIGHTS handle as the context they were copied from.
+ */
+uint32_t rkaccel_ctx_bo_handle(const struct rkaccel_ctx *ctx, enum rkaccel_buffer buf);
+
+/* rkaccel_ctx_kernel_handle - the handle of the kernel context (DRM_IOCTL_RKACCEL_CTX_*). */
+uint32_t rkaccel_ctx_kernel_handle(const struct rkaccel_ctx *ctx);
+
+/*
+ * rkaccel_ctx_destroy - wait for nothing (runs are synchronous), destroy
+ * the hidden duplicates, the kernel context and syncobj, unmap and close
+ * the BOs; the weight BO and program go with the last context sharing them.
+ * NULL is a no-op.
+ */
+void rkaccel_ctx_destroy(struct rkaccel_ctx *ctx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * librkaccel contexts: every batch slice bit-exact against the slice run
+ * alone, slices on different cores at once, weights held once across
+ * duplicates, argument checks, and no BO or context left behind.
+ */
+
+#include "kselftest_harness.h"
+#include "conv_run.h"
+
+static const uint32_t features[] = { 64, 48, 10 };
+#define ROWS		4
+#define LAYERS		2
+#define SEED		4242
+
+FIXTURE(ctxl) {
+	struct rkaccel_device *dev;
+	int fd;
+	struct rkaccel_info info;
+	struct rkaccel_model *model;
+	struct rkaccel_ctx *ctx, *one;
+	int8_t *in, *out, *ref;
+};
+
+FIXTURE_SETUP(ctxl)
+{
+	ASSERT_EQ(0, rkaccel_open(NULL, &self->dev));
+	self->fd = rkaccel_fd(self->dev);
+	ASSERT_EQ(0, rkaccel_query(self->dev, &self->info));
+	ASSERT_EQ(0, rkaccel_model_random(SEED, ROWS, LAYERS, features, 0, &self->model));
+}
+
+FIXTURE_TEARDOWN(ctxl)
+{
+	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 10000);
+	rkaccel_ctx_destroy(self->ctx);
+	rkaccel_ctx_destroy(self->one);
+	rkaccel_model_free(self->model);
+	free(self->in);
+	free(self->out);
+	free(self->ref);
+	rkaccel_close(self->dev);
+}
+
+/* Size the buffers for @ctx's batch and fill the input, distinct per slice. */
+static int alloc_io(FIXTURE_DATA(ctxl) *self, uint64_t seed)
+{
+	size_t in_len = rkaccel_ctx_input_size(self->ctx);
+	size_t out_len = rkaccel_ctx_output_size(self->ctx);
+
+	free(self->in);
+	free(self->out);
+	free(self->ref);
+	self->in = malloc(in_len);
+	self->out = malloc(out_len);
+	self->ref = malloc(out_len);
+	if (!self->in || !self->out || !self->ref)
+		return -ENOMEM;
+	rkt_fill_i8(self->in, in_len, seed);
+	memset(self->out, 0x5a, out_len);
+	return 0;
+}
+
+static int run_all(FIXTURE_DATA(ctxl) *self)
+{
+	return rkaccel_ctx_run(self->ctx, self->in, rkaccel_ctx_input_size(self->ctx),
+			       self->out, rkaccel_ctx_output_size(self->ctx));
+}
+
+/* Sum of the BO sizes @ctx owns itself (everything but the weights). */
+static uint64_t own_bo_bytes(FIXTURE_DATA(ctxl) *self, struct rkaccel_ctx *ctx)
+{
+	struct drm_rkaccel_bo_info bi;
+	uint64_t sum = 0;
+	int i;
+
+	for (i = 0; i < RKACCEL_BUF_COUNT; i++) {
+		uint32_t h = rkaccel_ctx_bo_handle(ctx, i);
+
+		if (i == RKACCEL_BUF_WEIGHTS || !h)
+			continue;
+		if (rkt_bo_info(self->fd, h, &bi))
+			return 0;
+		sum += rkt_round_up(bi.size, DRM_RKACCEL_BO_ALIGN);
+	}
+	return sum;
+}
+
+TEST_F(ctxl, batch_slices_bit_exact)
+{
+	uint32_t max_b = self->info.num_cores * 2 + 1, b, i;
+	size_t is = (size_t)ROWS * features[0], os = (size_t)ROWS * features[LAYERS];
+	int8_t cpu[ROWS * 10];
+
+	if (max_b < 7)
+		max_b = 7;
+	ASSERT_EQ(0, rkaccel_ctx_create(self->dev, self->model, 0, &self->one));
+	for (b = 1; b <= max_b; b++) {
+		uint32_t want = (b < self->info.num_cores ? b : self->info.num_cores) - 1;
+
+		ASSERT_EQ(0, rkaccel_ctx_create(self->dev, self->model, 0, &self->ctx));
+		ASSERT_EQ(0, rkaccel_ctx_set_batch(self->ctx, b));
+		EXPECT_EQ(want, rkaccel_ctx_copies(self->ctx));
+		ASSERT_EQ(b * is, rkaccel_ctx_input_size(self->ctx));
+		ASSERT_EQ(b * os, rkaccel_ctx_output_size(self->ctx));
+		ASSERT_EQ(0, alloc_io(self, 1000 + b));
+		ASSERT_EQ(0, run_all(self));
+		for (i = 0; i < b; i++) {
+			ASSERT_EQ(0, rkaccel_ctx_run(self->one, self->in + i * is, is,
+						     self->ref + i * os, os));
+			EXPECT_EQ(0, memcmp(self->out + i * os, self->ref + i * os, os))
+				TH_LOG("batch %u slice %u differs from the slice alone", b, i);
+			ASSERT_EQ(0, ref_model(rkaccel_model_desc(self->model),
+					       self->in + i * is, cpu));
+			EXPECT_EQ(0, memcmp(cpu, self->ref + i * os, os))
+				TH_LOG("batch %u slice %u differs from the CPU", b, i);
+		}
+		rkaccel_ctx_destroy(self->ctx);
+		self->ctx = NULL;
+	}
+}
+
+TEST_F(ctxl, slices_on_distinct_cores)
+{
+	uint32_t n = self->info.num_cores, i, k, core[8], attempt;
+	uint64_t ns;
+	bool distinct = false;
+
+	ASSERT_LE(n, 8);
+	if (n < 2)
+		SKIP(return, "one core");
+	ASSERT_EQ(0, rkaccel_ctx_create(self->dev, self->model, 0, &self->ctx));
+	ASSERT_EQ(0, rkaccel_ctx_set_batch(self->ctx, n));
+	ASSERT_EQ(n - 1, rkaccel_ctx_copies(self->ctx));
+	ASSERT_EQ(0, alloc_io(self, 77));
+	ASSERT_EQ(-ENODATA, rkaccel_ctx_slice_info(self->ctx, 0, &core[0], &ns));
+	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 2000000));
+	for (attempt = 0; attempt < 3 && !distinct; attempt++) {
+		ASSERT_EQ(0, run_all(self));
+		distinct = true;
+		for (i = 0; i < n; i++) {
+			ASSERT_EQ(0, rkaccel_ctx_slice_info(self->ctx, i, &core[i], &ns));
+			ASSERT_LT(core[i], n);
+			EXPECT_GE(ns, 2000000ull) TH_LOG("slice %u took %llu ns", i,
+							 (unsigned long long)ns);
+			for (k = 0; k < i; k++)
+				distinct &= core[k] != core[i];
+		}
+		if (!distinct)
+			TH_LOG("attempt %u: slices shared a core", attempt);
+	}
+	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 10000));
+	EXPECT_TRUE(distinct);
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_slice_info(self->ctx, n, &core[0], &ns));
+}
+
+TEST_F(ctxl, weights_held_once)
+{
+	struct rkaccel_ctx *dup = NULL;
+	uint64_t before, after, own, wsize;
+	struct drm_rkaccel_bo_info bi;
+	uint32_t w, copies;
+
+	ASSERT_EQ(0, rkaccel_ctx_create(self->dev, self->model, 0, &self->ctx));
+	w = rkaccel_ctx_bo_handle(self->ctx, RKACCEL_BUF_WEIGHTS);
+	ASSERT_NE(0, w);
+	ASSERT_EQ(0, rkt_bo_info(self->fd, w, &bi));
+	ASSERT_NE(0, bi.bo_flags & DRM_RKACCEL_BO_SEALED);
+	wsize = rkt_round_up(bi.size, DRM_RKACCEL_BO_ALIGN);
+	own = own_bo_bytes(self, self->ctx);
+	ASSERT_NE(0, own);
+
+	ASSERT_EQ(0, rkt_fdinfo_u64(self->fd, "drm-total-memory", &before));
+	ASSERT_EQ(0, rkaccel_ctx_dup(self->ctx, &dup));
+	ASSERT_EQ(0, rkt_fdinfo_u64(self->fd, "drm-total-memory", &after));
+	EXPECT_EQ(w, rkaccel_ctx_bo_handle(dup, RKACCEL_BUF_WEIGHTS));
+	EXPECT_NE(rkaccel_ctx_bo_handle(self->ctx, RKACCEL_BUF_INPUT),
+		  rkaccel_ctx_bo_handle(dup, RKACCEL_BUF_INPUT));
+	EXPECT_EQ(own, after - before) TH_LOG("dup grew by %llu, own %llu, weights %llu",
+					       (unsigned long long)(after - before),
+					       (unsigned long long)own,
+					       (unsigned long long)wsize);
+	/* The copy outlives the original and still runs with the shared weights. */
+	rkaccel_ctx_destroy(self->ctx);
+	self->ctx = dup;
+	ASSERT_EQ(0, alloc_io(self, 5));
+	ASSERT_EQ(0, run_all(self));
+	ASSERT_EQ(0, ref_model(rkaccel_model_desc(self->model), self->in, self->ref));
+	EXPECT_EQ(0, memcmp(self->out, self->ref, rkaccel_ctx_output_size(self->ctx)));
+
+	ASSERT_EQ(0, rkt_fdinfo_u64(self->fd, "drm-total-memory", &before));
+	ASSERT_EQ(0, rkaccel_ctx_set_batch(self->ctx, 3));
+	ASSERT_EQ(0, rkt_fdinfo_u64(self->fd, "drm-total-memory", &after));
+	copies = rkaccel_ctx_copies(self->ctx);
+	EXPECT_EQ(self->info.num_cores >= 3 ? 2 : self->info.num_cores - 1, copies);
+	EXPECT_EQ(copies * own, after - before)
+		TH_LOG("batch 3 grew by %llu with %u copies of %llu own bytes",
+		       (unsigned long long)(after - before), copies,
+		       (unsigned long long)own);
+	ASSERT_EQ(0, rkaccel_ctx_set_batch(self->ctx, 1));
+	ASSERT_EQ(0, rkt_fdinfo_u64(self->fd, "drm-total-memory", &after));
+	EXPECT_EQ(before, after);
+}
+
+TEST_F(ctxl, bad_arguments)
+{
+	size_t is, os;
+
+	ASSERT_EQ(0, rkaccel_ctx_create(self->dev, self->model, 0, &self->ctx));
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_set_batch(self->ctx, 0));
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_set_batch(self->ctx, RKACCEL_CTX_MAX_BATCH + 1));
+	EXPECT_EQ(1, rkaccel_ctx_batch(self->ctx));
+	ASSERT_EQ(0, rkaccel_ctx_set_batch(self->ctx, RKACCEL_CTX_MAX_BATCH));
+	ASSERT_EQ(0, rkaccel_ctx_set_batch(self->ctx, 2));
+	ASSERT_EQ(0, alloc_io(self, 9));
+	is = rkaccel_ctx_input_size(self->ctx);
+	os = rkaccel_ctx_output_size(self->ctx);
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_run(self->ctx, self->in, is - 1, self->out, os));
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_run(self->ctx, self->in, is / 2, self->out, os));
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_run(self->ctx, self->in, is, self->out, os + 1));
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_run(self->ctx, NULL, is, self->out, os));
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_run(self->ctx, self->in, is, NULL, os));
+	EXPECT_EQ(0, rkaccel_ctx_run(self->ctx, self->in, is, self->out, os));
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_create(self->dev, NULL, 0, &self->one));
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_create(self->dev, self->model, 1u << 31, &self->one));
+	EXPECT_EQ(NULL, self->one);
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_dup(NULL, &self->one));
+}
+
+/* Open file descriptors of this process. */
+static long count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	long n = 0;
+
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+TEST_F(ctxl, cycles_leave_nothing)
+{
+	long bos0, ctx0, bos1, ctx1, fds0 = count_fds();
+	int i;
+
+	if (rkt_debugfs_count("bos", &bos0) || rkt_debugfs_count("contexts", &ctx0))
+		SKIP(return, "no debugfs counts");
+	for (i = 0; i < 200; i++) {
+		ASSERT_EQ(0, rkaccel_ctx_create(self->dev, self->model, 0, &self->ctx));
+		ASSERT_EQ(0, rkaccel_ctx_set_batch(self->ctx, 3));
+		ASSERT_EQ(0, alloc_io(self, i));
+		ASSERT_EQ(0, run_all(self)) TH_LOG("cycle %d", i);
+		rkaccel_ctx_destroy(self->ctx);
+		self->ctx = NULL;
+	}
+	ASSERT_EQ(0, rkt_debugfs_count("bos", &bos1));
+	ASSERT_EQ(0, rkt_debugfs_count("contexts", &ctx1));
+	EXPECT_EQ(bos0, bos1);
+	EXPECT_EQ(ctx0, ctx1);
+	EXPECT_EQ(fds0, count_fds());
+}
+
+TEST_HARNESS_MAIN
