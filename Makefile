@@ -2,7 +2,7 @@
 #
 # rkaccel: top-level build. See README.md.
 #   make         build the module, library, tools and selftests for amd64 and arm64
-#   make run     boot the simulated RK3588 in QEMU and run the demo
+#   make run     boot the simulated RK3588 and RK3576 in QEMU, run the multi-batch demo
 #   make check   every test: host checks, then QEMU on amd64/arm64 x rk3588/rk3576
 #   make deps    host packages and the cached Debian 6.12 kernel packages
 #   make install       module, library, headers, pkg-config file, tools
@@ -57,7 +57,8 @@ dkms-install:
 	if [ -z "$(DESTDIR)" ] && command -v dkms >/dev/null; then dkms install "rkaccel/$$v"; fi
 
 run: all
-	@scripts/qemu-run.sh amd64 rk3588 scripts/demo.list demo
+	@scripts/qemu-run.sh amd64 rk3588 scripts/demo-rk3588.list demo
+	@scripts/qemu-run.sh amd64 rk3576 scripts/demo-rk3576.list demo
 
 check: all
 	@scripts/check.sh

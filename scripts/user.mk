@@ -4,7 +4,7 @@
 
 LIB_SRCS := $(wildcard lib/*.c)
 TOOL_SRCS := $(wildcard tools/*.c)
-TEST_SRCS := $(wildcard selftests/*_test.c)
+TEST_SRCS := $(wildcard selftests/*_test.c) selftests/cpu_ref.c
 
 CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	  -Ilib/include -Iuapi/drm -Ikernel -I$(DRM_INC)

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * cpu_ref: the CPU reference of a model file over a batch of inputs, for
+ * checking the NPU's results (make run). Test code: the library's run
+ * path never uses it.
+ *
+ * usage: cpu_ref MODEL INPUT OUTPUT
+ * INPUT holds B row-major int8 inputs of the model back to back; OUTPUT
+ * gets the B outputs, each computed on its own.
+ */
+
+#include "conv_run.h"
+
+static void *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	void *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET)) {
+		buf = malloc((size_t)n);
+		if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		}
+		*len = (size_t)n;
+	}
+	fclose(f);
+	return buf;
+}
+
+int main(int argc, char **argv)
+{
+	const struct rkaccel_model_desc *d;
+	struct rkaccel_model *model;
+	size_t in_len = 0, in_one, out_one, b, batch;
+	char msg[256] = "";
+	int8_t *in;
+	uint8_t *out;
+	FILE *f;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: cpu_ref MODEL INPUT OUTPUT\n");
+		return 2;
+	}
+	if (rkaccel_model_load(argv[1], &model, msg, sizeof(msg))) {
+		fprintf(stderr, "cpu_ref: %s: %s\n", argv[1], msg);
+		return 1;
+	}
+	d = rkaccel_model_desc(model);
+	in_one = (size_t)d->rows * d->layers[0].in_features;
+	out_one = (size_t)d->rows * d->layers[d->num_layers - 1].out_features *
+		  (d->layers[d->num_layers - 1].flags & RKACCEL_LAYER_OUT_INT32 ? 4 : 1);
+	in = read_file(argv[2], &in_len);
+	if (!in || in_len % in_one) {
+		fprintf(stderr, "cpu_ref: %s: not a whole number of %zu-byte inputs\n", argv[2],
+			in_one);
+		return 1;
+	}
+	batch = in_len / in_one;
+	out = malloc(batch * out_one);
+	if (!out)
+		return 1;
+	for (b = 0; b < batch; b++)
+		if (ref_model(d, in + b * in_one, out + b * out_one))
+			return 1;
+	f = fopen(argv[3], "wb");
+	if (!f || fwrite(out, 1, batch * out_one, f) != batch * out_one || fclose(f)) {
+		fprintf(stderr, "cpu_ref: %s: cannot write\n", argv[3]);
+		return 1;
+	}
+	printf("cpu_ref: %zu inputs of %s computed on the CPU\n", batch, argv[1]);
+	free(in);
+	free(out);
+	rkaccel_model_free(model);
+	return 0;
+}

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rkaccel-run: run a model file on the NPU with a batch size, print which
+ * core ran each batch slice and how long it took, optionally compare each
+ * slice with an expected output.
+ */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rkaccel.h"
+#include "rkaccel_drm.h"
+
+#define PROG "rkaccel-run"
+
+struct options {
+	const char *model, *input, *output, *expect, *device;
+	uint32_t batch, seed;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: " PROG " MODEL [--batch B] [--input FILE | --seed N] [--output FILE]\n"
+		"                   [--expect FILE] [--device PATH]\n"
+		"\n"
+		"Run MODEL (a file of rkaccel-mkmodel) on the NPU with batch size B (default 1).\n"
+		"  --input FILE    row-major int8 input of the whole batch (B x rows x features)\n"
+		"  --seed N        without --input: pseudo-random input from N (default 1)\n"
+		"  --output FILE   write the row-major output of the whole batch\n"
+		"  --expect FILE   compare each slice's output with FILE; exit 1 on a mismatch\n"
+		"Prints one line per batch slice: the core that ran it and its time.\n");
+}
+
+static int parse_u32(const char *s, uint32_t *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (!*s || *s == '-' || *end || errno || v > UINT32_MAX)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->batch = 1;
+	o->seed = 1;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--help")) {
+			usage(stdout);
+			exit(0);
+		} else if (a[0] != '-' && !o->model) {
+			o->model = a;
+			continue;
+		} else if (!v) {
+			return -1;
+		} else if (!strcmp(a, "--batch")) {
+			if (parse_u32(v, &o->batch) || !o->batch)
+				return -1;
+		} else if (!strcmp(a, "--seed")) {
+			if (parse_u32(v, &o->seed))
+				return -1;
+		} else if (!strcmp(a, "--input")) {
+			o->input = v;
+		} else if (!strcmp(a, "--output")) {
+			o->output = v;
+		} else if (!strcmp(a, "--expect")) {
+			o->expect = v;
+		} else if (!strcmp(a, "--device")) {
+			o->device = v;
+		} else {
+			return -1;
+		}
+		i++;
+	}
+	return o->model ? 0 : -1;
+}
+
+/* Read exactly @len bytes of @path into @buf. */
+static int read_exact(const char *path, void *buf, size_t len)
+{
+	FILE *f = fopen(path, "rb");
+	size_t n;
+	int extra;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, len, f);
+	extra = fgetc(f);
+	fclose(f);
+	if (n != len || extra != EOF) {
+		fprintf(stderr, PROG ": %s: expected %zu bytes\n", path, len);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int write_all(const char *path, const void *buf, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	if (fwrite(buf, 1, len, f) != len)
+		ret = -EIO;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+/* splitmix64: the same input for the same seed on every machine. */
+static void fill_random(int8_t *p, size_t n, uint64_t seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
+
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		p[i] = (int8_t)((z ^ (z >> 31)) >> 56);
+	}
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The per-slice table; returns the number of slices that differ from @expect. */
+static int print_slices(const struct rkaccel_ctx *ctx, uint32_t batch, const uint8_t *out,
+			const uint8_t *expect, size_t out_size)
+{
+	size_t slice_size = out_size / batch;
+	int bad = 0;
+
+	printf("slice  core  time_us  %s\n", expect ? "verified" : "");
+	for (uint32_t i = 0; i < batch; i++) {
+		uint32_t core = 0;
+		uint64_t ns = 0;
+		const char *verdict = "";
+
+		rkaccel_ctx_slice_info(ctx, i, &core, &ns);
+		if (expect) {
+			bool same = !memcmp(out + i * slice_size, expect + i * slice_size,
+					    slice_size);
+
+			verdict = same ? "yes (bit-exact)" : "NO";
+			bad += !same;
+		}
+		printf("%5u  %4u  %7llu  %s\n", i, core, (unsigned long long)(ns / 1000), verdict);
+	}
+	return bad;
+}
+
+struct run {
+	struct rkaccel_device *dev;
+	struct rkaccel_model *model;
+	struct rkaccel_ctx *ctx;
+	int8_t *in;
+	uint8_t *out, *expect;
+	size_t in_size, out_size;
+};
+
+static void run_free(struct run *r)
+{
+	rkaccel_ctx_destroy(r->ctx);
+	rkaccel_model_free(r->model);
+	rkaccel_close(r->dev);
+	free(r->in);
+	free(r->out);
+	free(r->expect);
+}
+
+static int fail(const char *what, int err)
+{
+	fprintf(stderr, PROG ": %s: %s\n", what, rkaccel_strerror(err));
+	return 1;
+}
+
+static int prepare(const struct options *o, struct run *r)
+{
+	char msg[256] = "";
+	int ret;
+
+	ret = rkaccel_model_load(o->model, &r->model, msg, sizeof(msg));
+	if (ret) {
+		fprintf(stderr, PROG ": %s: %s\n", o->model, *msg ? msg : rkaccel_strerror(ret));
+		return 1;
+	}
+	ret = rkaccel_open(o->device, &r->dev);
+	if (ret)
+		return fail(o->device ? o->device : "no rkaccel device", ret);
+	ret = rkaccel_ctx_create(r->dev, r->model, 0, &r->ctx);
+	if (ret)
+		return fail("context", ret);
+	ret = rkaccel_ctx_set_batch(r->ctx, o->batch);
+	if (ret)
+		return fail("batch", ret);
+	r->in_size = rkaccel_ctx_input_size(r->ctx);
+	r->out_size = rkaccel_ctx_output_size(r->ctx);
+	r->in = malloc(r->in_size);
+	r->out = malloc(r->out_size);
+	r->expect = o->expect ? malloc(r->out_size) : NULL;
+	if (!r->in || !r->out || (o->expect && !r->expect))
+		return fail("memory", -ENOMEM);
+	if (o->input)
+		ret = read_exact(o->input, r->in, r->in_size);
+	else
+		fill_random(r->in, r->in_size, o->seed);
+	if (!ret && o->expect)
+		ret = read_exact(o->expect, r->expect, r->out_size);
+	return ret ? fail("input", ret) : 0;
+}
+
+static void print_header(const struct options *o, const struct run *r)
+{
+	const struct rkaccel_model_desc *d = rkaccel_model_desc(r->model);
+	struct rkaccel_info info;
+
+	rkaccel_query(r->dev, &info);
+	printf("model:    %s: %u layers, %u rows x %u -> %u\n", o->model, d->num_layers, d->rows,
+	       d->layers[0].in_features, d->layers[d->num_layers - 1].out_features);
+	printf("device:   %s (%s), %u cores\n", info.soc_name,
+	       info.backend == DRM_RKACCEL_BACKEND_SIM ? "simulated" : "silicon", info.num_cores);
+	printf("batch:    %u on %u contexts (weights held once)\n", o->batch,
+	       rkaccel_ctx_copies(r->ctx) + 1);
+}
+
+int main(int argc, char **argv)
+{
+	struct run r = { 0 };
+	struct options o;
+	uint64_t t0, t1;
+	int ret, bad;
+
+	if (parse_args(argc, argv, &o)) {
+		usage(stderr);
+		return 2;
+	}
+	ret = prepare(&o, &r);
+	if (ret) {
+		run_free(&r);
+		return ret;
+	}
+	print_header(&o, &r);
+	t0 = now_ns();
+	ret = rkaccel_ctx_run(r.ctx, r.in, r.in_size, r.out, r.out_size);
+	t1 = now_ns();
+	if (ret) {
+		run_free(&r);
+		return fail("run", ret);
+	}
+	bad = print_slices(r.ctx, o.batch, r.out, r.expect, r.out_size);
+	printf("total:    %u slices in %llu us\n", o.batch, (unsigned long long)((t1 - t0) / 1000));
+	if (o.output && (ret = write_all(o.output, r.out, r.out_size)))
+		bad = fail(o.output, ret);
+	if (o.expect)
+		printf("result:   %s\n", bad ? "MISMATCH" : "every slice bit-exact");
+	run_free(&r);
+	return bad ? 1 : 0;
+}
