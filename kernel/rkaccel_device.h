@@ -4,6 +4,7 @@
 
 #include <drm/drm_device.h>
 #include <linux/kref.h>
+#include <linux/mutex.h>
 #include <linux/types.h>
 #include <linux/xarray.h>
 
@@ -50,6 +51,8 @@ struct rkaccel_soc_data {
  * @sim_wq: workqueue the simulated cores execute on (simulator only).
  * @ctx_count: live contexts of all files, for leak checks.
  * @file_count: live per-file states.
+ * @balance_lock: makes choosing a job's core and queueing it one step, so
+ *	that jobs submitted at the same time see each other's choice.
  */
 struct rkaccel_device {
 	struct drm_device ddev;
@@ -60,6 +63,7 @@ struct rkaccel_device {
 	struct workqueue_struct *sim_wq;
 	atomic_t ctx_count;
 	atomic_t file_count;
+	struct mutex balance_lock;	/* core choice + push of one job */
 };
 
 /**

@@ -188,6 +188,7 @@ struct rkaccel_device *rkaccel_device_create(struct device *dev,
 					     unsigned int num_cores)
 {
 	struct rkaccel_device *rdev;
+	int ret;
 
 	rdev = devm_drm_dev_alloc(dev, &rkaccel_drm_driver, struct rkaccel_device, ddev);
 	if (IS_ERR(rdev))
@@ -195,7 +196,8 @@ struct rkaccel_device *rkaccel_device_create(struct device *dev,
 	rdev->soc = soc;
 	rdev->backend = backend;
 	rdev->num_cores = num_cores;
-	return rdev;
+	ret = drmm_mutex_init(&rdev->ddev, &rdev->balance_lock);
+	return ret ? ERR_PTR(ret) : rdev;
 }
 
 /* The cores exist: start their queues and open the device to userspace. */

@@ -365,6 +365,7 @@ static int rkaccel_submit_add_in_syncs(struct rkaccel_job *job, struct drm_file 
 /* Implicit sync on the BOs, then queue; the finished fence lands in resv. */
 static int rkaccel_submit_push(struct rkaccel_job *job, struct dma_fence **out)
 {
+	struct rkaccel_device *rdev = job->ctx->rfile->rdev;
 	struct ww_acquire_ctx ticket;
 	u32 i;
 	int ret;
@@ -384,6 +385,8 @@ static int rkaccel_submit_push(struct rkaccel_job *job, struct dma_fence **out)
 			goto unlock;
 	}
 
+	/* drm_sched picks the least busy core at arm and counts the job at push */
+	mutex_lock(&rdev->balance_lock);
 	drm_sched_job_arm(&job->base);
 	*out = dma_fence_get(&job->base.s_fence->finished);
 	for (i = 0; i < job->bo_count; i++)
@@ -395,6 +398,7 @@ static int rkaccel_submit_push(struct rkaccel_job *job, struct dma_fence **out)
 	drm_gem_unlock_reservations(job->bos, job->bo_count, &ticket);
 	/* Last: once pushed the job may run and be freed at any time. */
 	drm_sched_entity_push_job(&job->base);
+	mutex_unlock(&rdev->balance_lock);
 	return 0;
 
 unlock:
