@@ -299,11 +299,14 @@ static int rkaccel_hw_core_probe(struct platform_device *pdev)
 		return ret;
 
 	platform_set_drvdata(pdev, hw);
+	/* devfreq reads the cores' busy time through the links made here. */
+	guard(mutex)(&rkaccel_hw_link_lock);
 	return rkaccel_hw_npu_add(hw);
 }
 
 static void rkaccel_hw_core_remove(struct platform_device *pdev)
 {
+	guard(mutex)(&rkaccel_hw_link_lock);
 	rkaccel_hw_npu_remove(platform_get_drvdata(pdev));
 }
 

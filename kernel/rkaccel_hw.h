@@ -17,6 +17,7 @@ struct platform_device;
 struct reset_control;
 struct rkaccel_core;
 struct rkaccel_device;
+struct rkaccel_hw_devfreq;
 struct rkaccel_soc_data;
 struct rkaccel_vm;
 
@@ -41,7 +42,9 @@ struct rkaccel_vm;
  * @powered: clocks are on and the registers may be touched.
  * @hw_version: PC_VERSION read at probe.
  * @hw_version_num: PC_VERSION_NUM read at probe.
- * @core: the driver's core once the device exists, else NULL.
+ * @core: the driver's core once the device exists, else NULL; set and
+ *	cleared under rkaccel_hw_link_lock.
+ * @devfreq: devfreq of the NPU clock, on core 0 only; NULL without it.
  */
 struct rkaccel_hw_core {
 	struct device *dev;
@@ -61,12 +64,14 @@ struct rkaccel_hw_core {
 	u32 hw_version;
 	u32 hw_version_num;
 	struct rkaccel_core *core;
+	struct rkaccel_hw_devfreq *devfreq;
 };
 
 extern const struct rkaccel_reg_ops rkaccel_hw_reg_ops;
 extern const struct dev_pm_ops rkaccel_hw_pm_ops;
 extern struct platform_driver rkaccel_hw_core_driver;
 extern struct platform_driver rkaccel_hw_npu_driver;
+extern struct mutex rkaccel_hw_link_lock;
 
 int rkaccel_hw_pm_init(struct rkaccel_hw_core *hw);
 int rkaccel_hw_opp_init(struct rkaccel_hw_core *hw);

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Silicon backend, power of one NPU core: runtime PM with autosuspend (a job
- * holds its core up), power domains, the operating point, and system sleep
- * that drains the core's queue first. None of this has run on silicon yet.
+ * holds its core up), power domains, the operating point and its devfreq
+ * governor, and system sleep that drains the core's queue first. None of
+ * this has run on silicon yet.
  */
 
 #include <drm/gpu_scheduler.h>
 #include <linux/delay.h>
+#include <linux/devfreq.h>
 #include <linux/interrupt.h>
 #include <linux/io.h>
 #include <linux/jiffies.h>
@@ -18,17 +20,43 @@
 #include <linux/pm_runtime.h>
 
 #include "rkaccel_core.h"
+#include "rkaccel_device.h"
 #include "rkaccel_hw.h"
+#include "rkaccel_job.h"
 #include "rkaccel_regs.h"
 
 /* The vendor driver powers the NPU off 3 s after its last job. */
 #define RKACCEL_HW_AUTOSUSPEND_MS	3000
 /* How long system suspend waits for the job on a core. */
 #define RKACCEL_HW_DRAIN_MS		2000
+/* How often devfreq samples the NPU load. */
+#define RKACCEL_HW_DEVFREQ_POLL_MS	50
 
 static unsigned int npu_mhz;
 module_param(npu_mhz, uint, 0444);
-MODULE_PARM_DESC(npu_mhz, "Silicon: run the NPU at the OPP at or above this MHz (default: the highest OPP)");
+MODULE_PARM_DESC(npu_mhz, "Silicon: fix the NPU clock at the OPP at or above this MHz, no devfreq (default: devfreq, simple_ondemand)");
+
+/**
+ * struct rkaccel_hw_devfreq - the NPU clock scaled by devfreq.
+ * @profile: what devfreq calls back; it keeps a pointer to it.
+ * @df: the devfreq device.
+ * @clk: the "npu" clock the OPP table drives.
+ * @last: when the load was last sampled.
+ * @last_busy: each core's busy time at @last (ns, the job in flight counted).
+ *
+ * @last and @last_busy are only used in get_dev_status, which devfreq calls
+ * with its own lock held.
+ */
+struct rkaccel_hw_devfreq {
+	struct devfreq_dev_profile profile;
+	struct devfreq *df;
+	struct clk *clk;
+	ktime_t last;
+	u64 last_busy[RKACCEL_MAX_CORES];
+};
+
+/* Held while a core's link to its rkaccel_core is made or broken. */
+DEFINE_MUTEX(rkaccel_hw_link_lock);
 
 static int rkaccel_hw_runtime_suspend(struct device *dev)
 {
@@ -82,9 +110,15 @@ static int rkaccel_hw_suspend(struct device *dev)
 	ret = rkaccel_hw_drain(hw);
 	if (ret)
 		return ret;
+	if (hw->devfreq)
+		devfreq_suspend_device(hw->devfreq->df);
 	ret = pm_runtime_force_suspend(dev);
+	if (!ret)
+		return 0;
+	if (hw->devfreq)
+		devfreq_resume_device(hw->devfreq->df);
 	core = READ_ONCE(hw->core);
-	if (ret && core)
+	if (core)
 		drm_sched_wqueue_start(&core->sched);
 	return ret;
 }
@@ -96,6 +130,8 @@ static int rkaccel_hw_resume(struct device *dev)
 	int ret;
 
 	ret = pm_runtime_force_resume(dev);
+	if (hw->devfreq)
+		devfreq_resume_device(hw->devfreq->df);
 	if (core)
 		drm_sched_wqueue_start(&core->sched);
 	return ret;
@@ -106,11 +142,138 @@ const struct dev_pm_ops rkaccel_hw_pm_ops = {
 	RUNTIME_PM_OPS(rkaccel_hw_runtime_suspend, rkaccel_hw_runtime_resume, NULL)
 };
 
+static int rkaccel_hw_devfreq_target(struct device *dev, unsigned long *freq, u32 flags)
+{
+	struct dev_pm_opp *opp;
+
+	/* The OPP at or above *freq, or at or below it with LEAST_UPPER_BOUND. */
+	opp = devfreq_recommended_opp(dev, freq, flags);
+	if (IS_ERR(opp))
+		return PTR_ERR(opp);
+	dev_pm_opp_put(opp);
+	return dev_pm_opp_set_rate(dev, *freq);
+}
+
+/* Time @core has spent in jobs, the one it runs now included. */
+static u64 rkaccel_hw_core_busy_ns(struct rkaccel_core *core, ktime_t now)
+{
+	unsigned long flags;
+	u64 busy;
+
+	spin_lock_irqsave(&core->job_lock, flags);
+	busy = atomic64_read(&core->busy_ns);
+	if (core->job)
+		busy += ktime_to_ns(ktime_sub(now, core->job->start));
+	spin_unlock_irqrestore(&core->job_lock, flags);
+	return busy;
+}
+
 /*
- * The operating point: the highest OPP of the core's table, or the first at
- * or above npu_mhz. Without it the NPU stays at the clock the device tree
- * assigns at boot (200 MHz on RK3588). The OPP table may carry the
+ * The load since the last sample: the busiest core's share of the time, as
+ * the clock is one for all cores. A job ends between clearing core->job and
+ * adding to busy_ns, so a core's count may step back briefly: @last_busy
+ * only moves forward and the time is counted once it is added.
+ */
+static int rkaccel_hw_devfreq_status(struct device *dev, struct devfreq_dev_status *stat)
+{
+	struct rkaccel_hw_core *hw = dev_get_drvdata(dev);
+	struct rkaccel_hw_devfreq *hdf = hw->devfreq;
+	ktime_t now = ktime_get();
+	struct rkaccel_device *rdev;
+	struct rkaccel_core *core;
+	u64 busy, max_busy = 0;
+	unsigned int i;
+
+	stat->current_frequency = clk_get_rate(hdf->clk);
+	stat->total_time = ktime_to_ns(ktime_sub(now, hdf->last));
+	hdf->last = now;
+
+	mutex_lock(&rkaccel_hw_link_lock);
+	core = READ_ONCE(hw->core);
+	rdev = core ? core->rdev : NULL;
+	for (i = 0; rdev && i < rdev->num_cores; i++) {
+		busy = rkaccel_hw_core_busy_ns(rdev->cores[i], now);
+		if (busy <= hdf->last_busy[i])
+			continue;
+		max_busy = max(max_busy, busy - hdf->last_busy[i]);
+		hdf->last_busy[i] = busy;
+	}
+	mutex_unlock(&rkaccel_hw_link_lock);
+
+	stat->busy_time = min_t(u64, max_busy, stat->total_time);
+	return 0;
+}
+
+static int rkaccel_hw_devfreq_cur_freq(struct device *dev, unsigned long *freq)
+{
+	struct rkaccel_hw_core *hw = dev_get_drvdata(dev);
+
+	*freq = clk_get_rate(hw->devfreq->clk);
+	return 0;
+}
+
+static struct clk *rkaccel_hw_npu_clk(struct rkaccel_hw_core *hw)
+{
+	int i;
+
+	for (i = 0; i < hw->num_clks; i++)
+		if (!strcmp(hw->clks[i].id, "npu"))
+			return hw->clks[i].clk;
+	return NULL;
+}
+
+/*
+ * devfreq with simple_ondemand from @freq, the OPP set at probe. Without
+ * CONFIG_PM_DEVFREQ, or when devfreq fails, the NPU stays at @freq.
+ */
+static void rkaccel_hw_devfreq_init(struct rkaccel_hw_core *hw, unsigned long freq)
+{
+	struct rkaccel_hw_devfreq *hdf;
+	struct devfreq *df;
+	int ret;
+
+	if (!IS_ENABLED(CONFIG_PM_DEVFREQ))
+		return;
+	hdf = devm_kzalloc(hw->dev, sizeof(*hdf), GFP_KERNEL);
+	if (!hdf)
+		return;
+	hdf->profile.initial_freq = freq;
+	hdf->profile.polling_ms = RKACCEL_HW_DEVFREQ_POLL_MS;
+	hdf->profile.target = rkaccel_hw_devfreq_target;
+	hdf->profile.get_dev_status = rkaccel_hw_devfreq_status;
+	hdf->profile.get_cur_freq = rkaccel_hw_devfreq_cur_freq;
+	hdf->clk = rkaccel_hw_npu_clk(hw);
+	hdf->last = ktime_get();
+	hw->devfreq = hdf;
+
+	df = devm_devfreq_add_device(hw->dev, &hdf->profile, DEVFREQ_GOV_SIMPLE_ONDEMAND, NULL);
+	if (IS_ERR(df)) {
+		hw->devfreq = NULL;
+		dev_warn(hw->dev, "no devfreq (%pe): the NPU clock stays at %lu MHz\n",
+			 df, freq / 1000000);
+		return;
+	}
+	hdf->df = df;
+	ret = devm_devfreq_register_opp_notifier(hw->dev, df);
+	if (ret)
+		dev_warn(hw->dev, "devfreq does not follow OPP changes: %d\n", ret);
+	dev_info(hw->dev, "NPU clock scaled by devfreq %s (simple_ondemand)\n",
+		 dev_name(&df->dev));
+}
+
+/*
+ * The operating point. Without it the NPU stays at the clock the device
+ * tree assigns at boot (200 MHz on RK3588). The OPP table may carry the
  * npu-supply voltage; the OPP core sets it before raising the clock.
+ *
+ * The "npu" clock is one for all cores on both SoCs (SCMI_CLK_NPU on
+ * RK3588, CLK_RKNN_DSU0 on RK3576), so only core 0 takes the OPP table and
+ * scales it, for the load of all cores; the other cores leave it alone.
+ *
+ * With npu_mhz the clock is fixed at the first OPP at or above it and no
+ * devfreq device is registered. Otherwise the clock starts at the highest
+ * OPP and devfreq (simple_ondemand) scales it; its sysfs min_freq/max_freq
+ * fix a frequency at run time.
  */
 int rkaccel_hw_opp_init(struct rkaccel_hw_core *hw)
 {
@@ -119,8 +282,14 @@ int rkaccel_hw_opp_init(struct rkaccel_hw_core *hw)
 	struct dev_pm_opp_config config = { .clk_names = clk_names };
 	unsigned long freq = npu_mhz ? npu_mhz * 1000000UL : ULONG_MAX;
 	struct dev_pm_opp *opp;
+	unsigned int count;
 	int ret;
 
+	ret = rkaccel_hw_core_slot(hw, &count);
+	if (ret)
+		return ret;
+	if (hw->index)
+		return 0;
 	if (!of_property_present(hw->dev->of_node, "operating-points-v2")) {
 		dev_info(hw->dev, "no OPP table: the NPU clock stays as assigned at boot\n");
 		return 0;
@@ -143,7 +312,10 @@ int rkaccel_hw_opp_init(struct rkaccel_hw_core *hw)
 	ret = dev_pm_opp_set_rate(hw->dev, freq);
 	if (ret)
 		return dev_err_probe(hw->dev, ret, "setting %lu Hz\n", freq);
-	dev_info(hw->dev, "NPU clock %lu MHz\n", freq / 1000000);
+	dev_info(hw->dev, "NPU clock %lu MHz%s\n", freq / 1000000,
+		 npu_mhz ? " (npu_mhz, fixed)" : "");
+	if (!npu_mhz)
+		rkaccel_hw_devfreq_init(hw, freq);
 	return 0;
 }
 
