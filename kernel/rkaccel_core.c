@@ -38,6 +38,7 @@ struct rkaccel_core *rkaccel_core_create(struct rkaccel_device *rdev, unsigned i
 	core->ops = ops;
 	core->backend = backend;
 	core->fence_context = dma_fence_context_alloc(1);
+	core->sched_self = &core->sched;
 	spin_lock_init(&core->job_lock);
 	spin_lock_init(&core->fence_lock);
 	return core;

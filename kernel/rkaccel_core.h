@@ -42,6 +42,8 @@ struct rkaccel_reg_ops {
  * @ops: register access.
  * @backend: backend private state (MMIO base or simulated core).
  * @sched: the core's job queue, one job in flight.
+ * @sched_self: a scheduler list of just @sched, to pin an entity's next job.
+ * @queued: jobs pushed to this core and not yet done, for balancing.
  * @fence_context: dma_fence context of the core's hardware fences.
  * @fence_seqno: last seqno used on @fence_context.
  * @fence_lock: lock of the core's hardware fences.
@@ -59,6 +61,8 @@ struct rkaccel_core {
 	void *backend;
 
 	struct drm_gpu_scheduler sched;
+	struct drm_gpu_scheduler *sched_self;
+	atomic_t queued;
 	u64 fence_context;
 	u64 fence_seqno;
 	spinlock_t fence_lock;	/* of the hardware fences */

@@ -134,6 +134,7 @@ static void rkaccel_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 		drm_printf(p, "drm-engine-core%u:\t%llu ns\n", i,
 			   (u64)atomic64_read(&rfile->busy_ns[i]));
 	drm_show_memory_stats(p, file);
+	rkaccel_gem_show_weight_stats(p, file);
 }
 
 RKACCEL_DEFINE_FOPS(rkaccel_fops);

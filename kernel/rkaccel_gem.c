@@ -346,3 +346,29 @@ int rkaccel_ioctl_bo_seal(struct drm_device *ddev, void *data, struct drm_file *
 	drm_gem_object_put(obj);
 	return ret;
 }
+
+/*
+ * fdinfo region "weights": the file's weight BOs, so that tools see that a
+ * model's weights are held once however many contexts use them.
+ */
+void rkaccel_gem_show_weight_stats(struct drm_printer *p, struct drm_file *file)
+{
+	struct drm_memory_stats stats = {};
+	struct drm_gem_object *obj;
+	int id;
+
+	spin_lock(&file->table_lock);
+	idr_for_each_entry(&file->object_idr, obj, id) {
+		if (obj->funcs != &rkaccel_gem_funcs ||
+		    !(to_rkaccel_bo(obj)->flags & DRM_RKACCEL_BO_WEIGHT))
+			continue;
+		if (obj->handle_count > 1)
+			stats.shared += obj->size;
+		else
+			stats.private += obj->size;
+		if (rkaccel_gem_status(obj) & DRM_GEM_OBJECT_RESIDENT)
+			stats.resident += obj->size;
+	}
+	spin_unlock(&file->table_lock);
+	drm_print_memory_stats(p, &stats, DRM_GEM_OBJECT_RESIDENT, "weights");
+}

@@ -5,6 +5,7 @@
 #include <drm/drm_gem_shmem_helper.h>
 #include <drm/drm_mm.h>
 
+struct drm_printer;
 struct rkaccel_file;
 struct rkaccel_vm;
 
@@ -50,5 +51,6 @@ int rkaccel_ioctl_bo_create(struct drm_device *ddev, void *data, struct drm_file
 int rkaccel_ioctl_bo_info(struct drm_device *ddev, void *data, struct drm_file *file);
 int rkaccel_ioctl_bo_wait(struct drm_device *ddev, void *data, struct drm_file *file);
 int rkaccel_ioctl_bo_seal(struct drm_device *ddev, void *data, struct drm_file *file);
+void rkaccel_gem_show_weight_stats(struct drm_printer *p, struct drm_file *file);
 
 #endif /* _RKACCEL_GEM_H_ */

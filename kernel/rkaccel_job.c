@@ -45,6 +45,15 @@ static const struct dma_fence_ops rkaccel_fence_ops = {
 	.get_timeline_name = rkaccel_fence_timeline_name,
 };
 
+/* The job no longer loads its core: done, or freed without running. */
+static void rkaccel_job_unqueue(struct rkaccel_job *job)
+{
+	struct rkaccel_core *core = xchg(&job->queued_on, NULL);
+
+	if (core)
+		atomic_dec(&core->queued);
+}
+
 /* Account the job and signal its hardware fence; the job may go after. */
 void rkaccel_job_finish(struct rkaccel_core *core, struct rkaccel_job *job, int error)
 {
@@ -52,6 +61,7 @@ void rkaccel_job_finish(struct rkaccel_core *core, struct rkaccel_job *job, int 
 	u64 ns = ktime_to_ns(ktime_sub(ktime_get(), job->start));
 
 	rkaccel_core_job_end(core, job);
+	rkaccel_job_unqueue(job);
 	trace_rkaccel_done(job->base.s_fence->finished.context,
 			   job->base.s_fence->finished.seqno, core->index, error);
 	atomic64_add(ns, &core->busy_ns);
@@ -189,6 +199,7 @@ static void rkaccel_job_free_mem(struct rkaccel_job *job)
 
 static void rkaccel_job_free(struct drm_sched_job *sched_job)
 {
+	rkaccel_job_unqueue(to_rkaccel_job(sched_job));
 	drm_sched_job_cleanup(sched_job);
 	rkaccel_job_free_mem(to_rkaccel_job(sched_job));
 }
@@ -362,6 +373,39 @@ static int rkaccel_submit_add_in_syncs(struct rkaccel_job *job, struct drm_file 
 	return ret;
 }
 
+/*
+ * Steer the context's next job to the core of its mask with the fewest jobs
+ * queued, staying on its current core on a tie. drm_sched moves an entity
+ * only when it is idle, so a context with jobs in flight keeps its core.
+ */
+static void rkaccel_job_balance(struct rkaccel_job *job)
+{
+	struct rkaccel_ctx *ctx = job->ctx;
+	struct rkaccel_device *rdev = ctx->rfile->rdev;
+	struct drm_gpu_scheduler *cur = ctx->entity.rq ? ctx->entity.rq->sched : NULL;
+	struct rkaccel_core *best = NULL;
+	unsigned int i;
+
+	if (hweight32(ctx->core_mask) < 2)
+		return;
+	for (i = 0; i < rdev->num_cores; i++) {
+		struct rkaccel_core *core = rdev->cores[i];
+		int load, best_load;
+
+		if (!(ctx->core_mask & BIT(i)))
+			continue;
+		if (!best) {
+			best = core;
+			continue;
+		}
+		load = atomic_read(&core->queued);
+		best_load = atomic_read(&best->queued);
+		if (load < best_load || (load == best_load && &core->sched == cur))
+			best = core;
+	}
+	drm_sched_entity_modify_sched(&ctx->entity, &best->sched_self, 1);
+}
+
 /* Implicit sync on the BOs, then queue; the finished fence lands in resv. */
 static int rkaccel_submit_push(struct rkaccel_job *job, struct dma_fence **out)
 {
@@ -385,9 +429,12 @@ static int rkaccel_submit_push(struct rkaccel_job *job, struct dma_fence **out)
 			goto unlock;
 	}
 
-	/* drm_sched picks the least busy core at arm and counts the job at push */
+	/* Choosing the core, arming and counting the job are one step. */
 	mutex_lock(&rdev->balance_lock);
+	rkaccel_job_balance(job);
 	drm_sched_job_arm(&job->base);
+	job->queued_on = sched_to_core(job->base.sched);
+	atomic_inc(&job->queued_on->queued);
 	*out = dma_fence_get(&job->base.s_fence->finished);
 	for (i = 0; i < job->bo_count; i++)
 		dma_resv_add_fence(job->bos[i]->resv, *out,

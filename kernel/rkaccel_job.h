@@ -26,6 +26,7 @@ struct rkaccel_ctx;
  * @core: core the job runs on, once run.
  * @start: when the job started on @core.
  * @progress: PC start and task count seen by the last timeout check.
+ * @queued_on: the core whose queued count holds this job, NULL once given back.
  */
 struct rkaccel_job {
 	struct drm_sched_job base;
@@ -40,6 +41,7 @@ struct rkaccel_job {
 	struct rkaccel_core *core;
 	ktime_t start;
 	u64 progress;
+	struct rkaccel_core *queued_on;
 };
 
 extern const struct drm_sched_backend_ops rkaccel_sched_ops;

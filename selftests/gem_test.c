@@ -961,6 +961,46 @@ TEST_F(gem, fdinfo_shared_after_import)
 	close(fd2);
 }
 
+/* The "weights" region counts weight BOs only, once per BO, shared once imported. */
+TEST_F(gem, fdinfo_weights_region)
+{
+	uint64_t w1, s1, w2, s2, total;
+	struct rkt_bo plain, wt;
+	uint32_t h;
+	int fd1, fd2, dfd;
+
+	fd1 = rkt_open_fd();
+	fd2 = rkt_open_fd();
+	ASSERT_LE(0, fd1);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, rkt_fdinfo_u64(fd1, "drm-total-weights", &w1));
+	EXPECT_EQ(0, w1);
+	ASSERT_EQ(0, rkt_bo_create(fd1, 1 << 20, 0, &plain));
+	ASSERT_EQ(0, make_sealed_weight(fd1, 5 * 4096, 9, &wt));
+	ASSERT_EQ(0, rkt_fdinfo_u64(fd1, "drm-total-weights", &w1));
+	ASSERT_EQ(0, rkt_fdinfo_u64(fd1, "drm-total-memory", &total));
+	EXPECT_EQ(5 * 4096, w1) TH_LOG("only the weight BO is a weight");
+	EXPECT_EQ((1 << 20) + 5 * 4096, total);
+
+	ASSERT_EQ(0, drmPrimeHandleToFD(fd1, wt.handle, DRM_CLOEXEC, &dfd));
+	ASSERT_EQ(0, drmPrimeFDToHandle(fd2, dfd, &h));
+	ASSERT_EQ(0, rkt_fdinfo_u64(fd1, "drm-shared-weights", &s1));
+	ASSERT_EQ(0, rkt_fdinfo_u64(fd2, "drm-total-weights", &w2));
+	ASSERT_EQ(0, rkt_fdinfo_u64(fd2, "drm-shared-weights", &s2));
+	EXPECT_EQ(5 * 4096, s1);
+	EXPECT_EQ(5 * 4096, w2);
+	EXPECT_EQ(5 * 4096, s2);
+
+	close(dfd);
+	rkt_gem_close(fd2, h);
+	rkt_bo_free(fd1, &wt);
+	rkt_bo_free(fd1, &plain);
+	ASSERT_EQ(0, rkt_fdinfo_u64(fd1, "drm-total-weights", &w1));
+	EXPECT_EQ(0, w1);
+	close(fd1);
+	close(fd2);
+}
+
 /* --- BO_WAIT on idle BOs (busy BOs: submit_test) ------------------------- */
 
 TEST_F(gem, wait_bad_handle)
