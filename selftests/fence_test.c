@@ -32,10 +32,11 @@ FIXTURE_SETUP(fence)
 	ASSERT_EQ(0, rkt_bo_new(self->fd, CMD_BO_SIZE, 0, &self->cmd));
 	self->bo.handle = self->cmd.handle;
 	self->bo.flags = 0;
-	/* every job here is timed: 100 us per hardware task */
+	/* every job here is timed: 250 us per hardware task, so that a 2000-task
+	 * job (500 ms) is still running when a slow host gets to look at it */
 	ASSERT_EQ(0, rkt_param_read_u64(RKT_SIM_TASK_NS_PATH, &old));
 	self->sim_ns = old;
-	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 100000));
+	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 250000));
 }
 
 FIXTURE_TEARDOWN(fence)
@@ -114,7 +115,7 @@ TEST_F(fence, out_sync_signals)
 
 TEST_F(fence, out_sync_pending_while_running)
 {
-	struct drm_rkaccel_task t = slot_job(self, 0, 2000, 0, NULL);	/* ~200 ms */
+	struct drm_rkaccel_task t = slot_job(self, 0, 2000, 0, NULL);	/* ~500 ms */
 	uint32_t ctx = new_ctx(self, 0), out = new_syncobj(self->fd);
 	uint64_t t0 = rkt_now_ns();
 
@@ -175,7 +176,7 @@ TEST_F(fence, timeline_point_pending_while_running)
 
 TEST_F(fence, in_sync_orders_jobs)
 {
-	struct drm_rkaccel_task a_t = slot_job(self, 0, 2000, 0, NULL);	/* ~200 ms */
+	struct drm_rkaccel_task a_t = slot_job(self, 0, 2000, 0, NULL);	/* ~500 ms */
 	struct drm_rkaccel_task b_t = slot_job(self, 1, 5, 0, NULL);
 	uint32_t a = new_ctx(self, 1), b = new_ctx(self, other_core(self));
 	uint32_t a_out = new_syncobj(self->fd), b_out = new_syncobj(self->fd);
