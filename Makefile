@@ -4,6 +4,7 @@
 #   make         build the module, library, tools and selftests for amd64 and arm64
 #   make run     boot the simulated RK3588 and RK3576 in QEMU, run the multi-batch demo
 #   make check   every test: host checks, then QEMU on amd64/arm64 x rk3588/rk3576
+#   make bench   rkaccel-bench in the simulated SoCs, figures in build/bench.json
 #   make deps    host packages and the cached Debian 6.12 kernel packages
 #   make install       module, library, headers, pkg-config file, tools
 #                      (DESTDIR, PREFIX=/usr/local, INSTALL_ARCH=host arch)
@@ -63,6 +64,10 @@ run: all
 check: all
 	@scripts/check.sh
 
+# The benchmark in the simulated RK3588 and RK3576; writes build/bench.json.
+bench: all
+	@scripts/bench.sh
+
 clean:
 	rm -rf $(BUILD)/amd64 $(BUILD)/arm64 $(BUILD)/initramfs $(BUILD)/logs
 
@@ -70,4 +75,4 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps run check clean distclean install dkms-install $(addprefix modules-,$(ARCHES)) $(addprefix user-,$(ARCHES))
+.PHONY: all deps run check bench clean distclean install dkms-install $(addprefix modules-,$(ARCHES)) $(addprefix user-,$(ARCHES))

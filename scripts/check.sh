@@ -18,6 +18,22 @@ for arch in amd64 arm64; do
 	done
 done
 
+# rkaccel-bench --quick ran in every guest: its JSON must parse (its
+# figures are a benchmark's, not judged here).
+bp=0 bf=0
+for arch in amd64 arm64; do
+	for soc in rk3588 rk3576; do
+		if python3 "$scripts/bench-json.py" --check "$logs/$arch-$soc-suite.log"; then
+			echo "ok - $arch/$soc: rkaccel-bench wrote valid JSON"
+			bp=$((bp + 1))
+		else
+			echo "not ok - $arch/$soc: rkaccel-bench wrote no valid JSON"
+			bf=$((bf + 1))
+		fi
+	done
+done
+echo "$bp $bf 0" > "$logs/bench.result"
+
 # Every run left "passed failed skipped"; a missing result is a failure.
 p=0 f=0 s=0 runs=0
 for r in "$logs"/*.result; do
@@ -25,7 +41,7 @@ for r in "$logs"/*.result; do
 	read -r a b c < "$r"
 	p=$((p + a)) f=$((f + b)) s=$((s + c)) runs=$((runs + 1))
 done
-[ "$runs" -eq 5 ] || { echo "check: $((5 - runs)) runs left no result"; f=$((f + 5 - runs)); }
+[ "$runs" -eq 6 ] || { echo "check: $((6 - runs)) runs left no result"; f=$((f + 6 - runs)); }
 [ "$f" -eq 0 ] || rc=1
 echo "$p passed, $f failed, $s skipped"
 exit "$rc"

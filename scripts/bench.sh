@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# make bench: rkaccel-bench in the simulated RK3588 and RK3576 (amd64 guests).
+# Prints each run's table, then writes build/bench.json: the RK3588 run's
+# figures plus the rk3576.* figures of the RK3576 run.
+# usage: bench.sh [rkaccel-bench arguments, e.g. --quick]
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-$top/build}
+logs=$build/logs
+list=$build/bench.list
+mkdir -p "$logs"
+echo "rkaccel-bench $*" > "$list"
+for soc in rk3588 rk3576; do
+	"$top/scripts/qemu-run.sh" amd64 "$soc" "$list" bench
+done
+python3 "$top/scripts/bench-json.py" "$logs/amd64-rk3588-bench.log" \
+	"$logs/amd64-rk3576-bench.log" > "$build/bench.json"
+echo "bench: wrote $build/bench.json"
