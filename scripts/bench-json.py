@@ -3,7 +3,8 @@
 """Merge the BENCH-JSON lines of rkaccel-bench runs into one JSON object.
 
 usage: bench-json.py RK3588_LOG RK3576_LOG  (writes the object to stdout)
-       bench-json.py --check LOG...         (exit 1 unless each log has valid JSON)
+       bench-json.py --check LOG...         (exit 1 unless each log has valid JSON
+                                             with its SoC's named figures)
 The RK3588 run gives every figure; the RK3576 run adds its rk3576.* ones.
 """
 import json
@@ -28,7 +29,13 @@ def figures(path):
 def main(argv):
     if argv[:1] == ["--check"]:
         for path in argv[1:]:
-            figures(path)
+            obj = figures(path)
+            soc = "rk3588" if "rk3588.scale.b1" in obj else "rk3576"
+            need = [k for k in REQUIRED if not k.startswith("rk")] + \
+                   [k for k in REQUIRED if k.startswith(soc + ".")]
+            missing = [k for k in need if k not in obj]
+            if missing:
+                raise ValueError(f"{path}: missing figures: " + ", ".join(missing))
         return 0
     merged = figures(argv[0])
     merged.update({k: v for k, v in figures(argv[1]).items() if k.startswith("rk3576.")})
