@@ -315,6 +315,12 @@ int rkaccel_program_emit(const struct rkaccel_program *prog,
  * thread converts its slices to and from the native layout while the NPU
  * runs the others. Every context of a batch uses core mask 0 (any core).
  *
+ * Zero-copy: rkaccel_ctx_set_io_mem() binds a struct rkaccel_mem (see
+ * the memory section) as the native input or output of every slice, and
+ * rkaccel_ctx_run_native() / rkaccel_ctx_run_async() run on it without
+ * converting or copying anything. rkaccel_ctx_set_core_mask() pins a
+ * batch-1 context to cores; rkaccel_ctx_query_tensor() describes its I/O.
+ *
  * A context and its duplicates must not be run from two threads at once;
  * different contexts may. The device must outlive every context on it.
  */
@@ -410,9 +416,11 @@ uint32_t rkaccel_ctx_bo_handle(const struct rkaccel_ctx *ctx, enum rkaccel_buffe
 uint32_t rkaccel_ctx_kernel_handle(const struct rkaccel_ctx *ctx);
 
 /*
- * rkaccel_ctx_destroy - wait for nothing (runs are synchronous), destroy
- * the hidden duplicates, the kernel context and syncobj, unmap and close
- * the BOs; the weight BO and program go with the last context sharing them.
+ * rkaccel_ctx_destroy - destroy the hidden duplicates, the kernel context
+ * and syncobj, unmap and close the BOs; the weight BO and program go with
+ * the last context sharing them. It does not wait: jobs still queued by
+ * rkaccel_ctx_run_async() run to completion on the BOs the kernel holds for
+ * them, and their fences still signal. Bound memory stays the caller's.
  * NULL is a no-op.
  */
 void rkaccel_ctx_destroy(struct rkaccel_ctx *ctx);
@@ -559,8 +567,8 @@ int rkaccel_mem_alloc(struct rkaccel_device *dev, size_t size, struct rkaccel_me
  * (close it whenever convenient). Importing a buffer @dev already holds
  * (exported by a mem of @dev) gives a second mem on the same GEM handle;
  * the handle is closed with the last of them.
- * Returns 0, -EINVAL (NULL argument, @size 0, @size larger than the
- * buffer), -ENOMEM, or the error of the import, ioctl or mmap(2) (-EBADF
+ * Returns 0, -EINVAL (NULL argument, @dmabuf_fd negative, @size 0, @size
+ * larger than the buffer, a sealed weight BO, which is read-only), -ENOMEM, or the error of the import, ioctl or mmap(2) (-EBADF
  * for an fd that is not a dma-buf the device can import).
  */
 int rkaccel_mem_from_fd(struct rkaccel_device *dev, int dmabuf_fd, size_t size,
