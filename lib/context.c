@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -896,23 +897,64 @@ int rkaccel_ctx_run_native(struct rkaccel_ctx *ctx)
 	return run_batch(ctx, NULL, NULL);
 }
 
-/* Merge sync_file @b into @a (both consumed); the merged fd or -errno. */
+/* A new sync_file fd merging @a and @b (both kept), or -errno. */
 static int fence_merge(int a, int b)
 {
 	struct sync_merge_data md = { .fd2 = b };
-	int ret;
 
 	strcpy(md.name, "rkaccel-batch");
-	ret = ioctl(a, SYNC_IOC_MERGE, &md) ? -errno : (int)md.fence;
-	close(a);
-	close(b);
-	return ret;
+	return ioctl(a, SYNC_IOC_MERGE, &md) ? -errno : (int)md.fence;
+}
+
+/* SYNC_IOC_FILE_INFO status: 1 signalled, 0 active, < 0 signalled with an error. */
+static int sync_file_status(int fd)
+{
+	struct sync_file_info info;
+
+	memset(&info, 0, sizeof(info));
+	return ioctl(fd, SYNC_IOC_FILE_INFO, &info) ? -errno : info.status;
+}
+
+/*
+ * One fence for the slices' fences @sfd[@n] (closed here). A merge drops
+ * fences that already signalled, and with them their error: when one of
+ * them failed, wait for the merge and return that fence instead, which
+ * is then signalled with the error after every slice is done.
+ */
+static int fences_join(int *sfd, uint32_t n)
+{
+	int merged = dup(sfd[0]), next;
+	uint32_t i;
+
+	if (merged < 0)
+		merged = -errno;
+	for (i = 1; merged >= 0 && i < n; i++) {
+		next = fence_merge(merged, sfd[i]);
+		close(merged);
+		merged = next;
+	}
+	for (i = 0; merged >= 0 && i < n; i++) {
+		if (sync_file_status(sfd[i]) < 0) {
+			struct pollfd p = { .fd = merged, .events = POLLIN };
+
+			while (poll(&p, 1, -1) < 0 && errno == EINTR)
+				;
+			close(merged);
+			merged = dup(sfd[i]);
+			if (merged < 0)
+				merged = -errno;
+			break;
+		}
+	}
+	for (i = 0; i < n; i++)
+		close(sfd[i]);
+	return merged;
 }
 
 int rkaccel_ctx_run_async(struct rkaccel_ctx *ctx, int in_fence_fd, int *out_fence_fd)
 {
-	uint32_t in_sync = 0, i;
-	int merged = -1, ret = 0;
+	int sfd[RKACCEL_CTX_MAX_BATCH], merged, ret = 0;
+	uint32_t in_sync = 0, i, n = 0;
 
 	if (!ctx || !out_fence_fd || !native_ok(ctx) || in_fence_fd < -1)
 		return -EINVAL;
@@ -928,32 +970,26 @@ int rkaccel_ctx_run_async(struct rkaccel_ctx *ctx, int in_fence_fd, int *out_fen
 	ctx->have_info = false;
 	for (i = 0; i < ctx->batch; i++) {
 		struct rkaccel_ctx *c = ctx_of(ctx, i);
-		int sfd;
 
 		ret = ctx_submit(ctx, i, in_sync);
 		if (ret)
 			break;
-		if (drmSyncobjExportSyncFile(c->fd, c->syncobj, &sfd)) {
+		if (drmSyncobjExportSyncFile(c->fd, c->syncobj, &sfd[n])) {
 			ret = -errno;
 			break;
 		}
-		if (merged < 0) {
-			merged = sfd;
-			continue;
-		}
-		merged = fence_merge(merged, sfd);
-		if (merged < 0) {
-			ret = merged;
-			break;
-		}
+		n++;
 	}
 	if (in_sync)
 		drmSyncobjDestroy(ctx->fd, in_sync);
 	if (ret) {
-		if (merged >= 0)
-			close(merged);
+		while (n)
+			close(sfd[--n]);
 		return ret;
 	}
+	merged = fences_join(sfd, n);
+	if (merged < 0)
+		return merged;
 	*out_fence_fd = merged;
 	return 0;
 }
