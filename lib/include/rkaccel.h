@@ -348,7 +348,8 @@ int rkaccel_ctx_create(struct rkaccel_device *dev, const struct rkaccel_model *m
  * rkaccel_ctx_dup - make *@dup, a copy of @src with batch 1 and core mask 0
  * that shares @src's weight BO and compiled program (no new weight memory)
  * and has its own kernel context, register command, input, output and
- * activation BOs. @src and *@dup may be destroyed in either order.
+ * activation BOs. Memory bound to @src (rkaccel_ctx_set_io_mem()) is not
+ * bound to the copy. @src and *@dup may be destroyed in either order.
  * Returns 0, -EINVAL, -ENOMEM or the error of a failed ioctl or mmap.
  */
 int rkaccel_ctx_dup(struct rkaccel_ctx *src, struct rkaccel_ctx **dup);
@@ -515,7 +516,9 @@ int rkaccel_ctx_run_native(struct rkaccel_ctx *ctx);
  * is not -1 (a sync_file fd; it stays the caller's). Stores in
  * *@out_fence_fd a new sync_file fd (the caller closes it) that signals
  * when every slice is done, with an error status (SYNC_IOC_FILE_INFO) when
- * a job failed. poll(2) it for POLLIN, or pass it as the in-fence of the
+ * a job failed. (A sync_file merge drops fences that have already
+ * signalled, and their errors; when a slice has already failed by then,
+ * this waits for the others and returns the failed slice's fence.) poll(2) it for POLLIN, or pass it as the in-fence of the
  * next run. Until it signals the bound memory belongs to the NPU and
  * rkaccel_ctx_slice_info() reports nothing for this run.
  * Returns 0, -EINVAL as rkaccel_ctx_run_native() or for a NULL
