@@ -476,7 +476,9 @@ struct rkaccel_mem;	/* see the memory section below */
  * input or output BO is then unused. rkaccel_ctx_run() still works: it
  * converts into and out of @mem. @mem NULL unbinds (@offset ignored).
  * @mem must outlive the binding, and rkaccel_ctx_set_batch() refuses a
- * batch the bound memory cannot hold. Binding the output of one context
+ * batch the bound memory cannot hold. Wait for the fences of
+ * rkaccel_ctx_run_async() before rebinding or changing the batch: both
+ * rewrite the register commands that queued jobs read. Binding the output of one context
  * as the input of another chains them without a copy.
  * Returns 0 or -EINVAL: NULL @ctx, @which neither INPUT nor OUTPUT, @mem
  * of another device, @offset not a multiple of RKACCEL_MEM_ALIGN, or
