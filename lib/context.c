@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -38,7 +39,10 @@ struct ctx_shared {
 	struct rkaccel_program *prog;
 	struct ctx_bo weights;
 	uint32_t num_cores;
+	uint32_t avail_mask;		/* cores present: rkaccel_info.core_mask */
 	uint32_t rows, in_features, out_features, out_bytes;
+	float in_scale, out_scale;
+	int32_t in_zp, out_zp;
 };
 
 struct slice_info {
@@ -61,6 +65,16 @@ struct rkaccel_ctx {
 	struct rkaccel_ctx *copies[CTX_MAX_COPIES];
 	struct slice_info *slices;
 	bool have_info;
+	/* Bound I/O memory (the owner's, for the whole batch): [0] in, [1] out. */
+	struct rkaccel_mem *io_mem[2];
+	size_t io_off[2];
+	/*
+	 * With memory bound, register commands per slice this context runs
+	 * (image j: slice owner-index + j * contexts), emitted once.
+	 */
+	struct ctx_bo xregcmd;
+	struct drm_rkaccel_task *xtasks;	/* nimg x ntasks */
+	uint32_t nimg;
 };
 
 /* --- small ioctl wrappers --------------------------------------------------- */
@@ -153,6 +167,11 @@ static void shared_shape(struct ctx_shared *sh, const struct rkaccel_model_desc 
 	sh->in_features = d->layers[0].in_features;
 	sh->out_features = last->out_features;
 	sh->out_bytes = last->flags & RKACCEL_LAYER_OUT_INT32 ? 4 : 1;
+	sh->in_scale = d->layers[0].in_scale;
+	sh->in_zp = d->layers[0].in_zero_point;
+	sh->out_scale = sh->out_bytes == 4 ? last->in_scale * last->weight_scale :
+					     last->out_scale;
+	sh->out_zp = last->out_zero_point;
 }
 
 static int shared_weights(struct ctx_shared *sh)
@@ -187,6 +206,7 @@ static int shared_new(struct rkaccel_device *dev, const struct rkaccel_model *mo
 	atomic_init(&sh->refs, 1);
 	sh->fd = rkaccel_fd(dev);
 	sh->num_cores = info.num_cores ? info.num_cores : 1;
+	sh->avail_mask = info.core_mask;
 	shared_shape(sh, d);
 	ret = rkaccel_program_compile(d, &info, &sh->prog);
 	if (!ret && rkaccel_program_starts(sh->prog) > DRM_RKACCEL_MAX_JOB_TASKS)
@@ -212,6 +232,8 @@ static void ctx_free(struct rkaccel_ctx *c)
 	kctx_destroy(c->fd, c->kctx);
 	for (i = 0; i < RKACCEL_BUF_COUNT; i++)
 		bo_free(c->fd, &c->bo[i]);
+	bo_free(c->fd, &c->xregcmd);
+	free(c->xtasks);
 	shared_put(c->sh);
 	free(c->tasks);
 	free(c->slices);
@@ -350,32 +372,260 @@ static int ctx_set_copies(struct rkaccel_ctx *c, uint32_t want)
 	return 0;
 }
 
+/* Native bytes of one slice's input (@out false) or output (@out true). */
+static size_t native_slice(const struct ctx_shared *sh, bool out)
+{
+	return out ? rkaccel_native_size(sh->rows, sh->out_features, sh->out_bytes) :
+		     rkaccel_native_size(sh->rows, sh->in_features, 1);
+}
+
+/* The context (owner or duplicate) that runs @slice of @owner's batch. */
+static struct rkaccel_ctx *ctx_of(const struct rkaccel_ctx *owner, uint32_t slice)
+{
+	uint32_t k = slice % (owner->ncopies + 1);
+
+	return k ? owner->copies[k - 1] : (struct rkaccel_ctx *)owner;
+}
+
+/* NPU addresses of @c's own buffers and the shared weights. */
+static void ctx_addrs(const struct rkaccel_ctx *c, uint64_t addr[RKACCEL_BUF_COUNT])
+{
+	uint32_t i;
+
+	for (i = 0; i < RKACCEL_BUF_COUNT; i++)
+		addr[i] = c->bo[i].addr;
+	addr[RKACCEL_BUF_WEIGHTS] = c->sh->weights.addr;
+}
+
+static void ctx_drop_images(struct rkaccel_ctx *c)
+{
+	bo_free(c->fd, &c->xregcmd);
+	free(c->xtasks);
+	c->xtasks = NULL;
+	c->nimg = 0;
+}
+
+static size_t regcmd_stride(const struct rkaccel_ctx *c)
+{
+	return (rkaccel_program_size(c->sh->prog, RKACCEL_BUF_REGCMD) + 63) / 64 * 64;
+}
+
+/*
+ * Emit on context @c (index @k among @owner's contexts) one image of
+ * register commands per slice it runs, with the bound memory's addresses.
+ */
+static int ctx_images(struct rkaccel_ctx *owner, struct rkaccel_ctx *c, uint32_t k)
+{
+	uint32_t n = owner->ncopies + 1, cnt = (owner->batch - k + n - 1) / n, j, t, b;
+	struct rkaccel_program *prog = c->sh->prog;
+	size_t stride = regcmd_stride(c);
+	struct rkaccel_pc_start *starts;
+	struct drm_rkaccel_task *tasks;
+	uint64_t addr[RKACCEL_BUF_COUNT];
+	int ret = 0;
+
+	if (c->xregcmd.map_len < stride * cnt) {
+		struct ctx_bo nb;
+
+		ret = bo_new(c->fd, stride * cnt, 0, &nb);
+		if (ret)
+			return ret;
+		bo_free(c->fd, &c->xregcmd);
+		c->xregcmd = nb;
+	}
+	tasks = realloc(c->xtasks, (size_t)cnt * c->ntasks * sizeof(*tasks));
+	starts = calloc(c->ntasks, sizeof(*starts));
+	if (tasks)
+		c->xtasks = tasks;
+	if (!tasks || !starts) {
+		free(starts);
+		return -ENOMEM;
+	}
+	for (j = 0; !ret && j < cnt; j++) {
+		uint32_t slice = k + j * n;
+
+		ctx_addrs(c, addr);
+		for (b = 0; b < 2; b++) {
+			struct rkaccel_mem *m = owner->io_mem[b];
+			enum rkaccel_buffer which = b ? RKACCEL_BUF_OUTPUT : RKACCEL_BUF_INPUT;
+
+			if (m)
+				addr[which] = m->npu_addr + owner->io_off[b] +
+					      slice * native_slice(c->sh, b);
+		}
+		addr[RKACCEL_BUF_REGCMD] = c->xregcmd.addr + j * stride;
+		ret = rkaccel_program_emit(prog, addr, (uint8_t *)c->xregcmd.map + j * stride,
+					   starts);
+		for (t = 0; !ret && t < c->ntasks; t++) {
+			struct drm_rkaccel_task *dt = &c->xtasks[j * c->ntasks + t];
+
+			dt->regcmd_addr = starts[t].regcmd_addr;
+			dt->regcmd_count = starts[t].regcmd_count;
+			dt->task_count = starts[t].task_count;
+		}
+	}
+	free(starts);
+	if (!ret)
+		c->nimg = cnt;
+	return ret;
+}
+
+/* Bring every context's per-slice register commands in line with the binding. */
+static int ctx_rebuild_io(struct rkaccel_ctx *owner)
+{
+	bool bound = owner->io_mem[0] || owner->io_mem[1];
+	uint32_t k;
+	int ret;
+
+	for (k = 0; k <= owner->ncopies; k++) {
+		struct rkaccel_ctx *c = ctx_of(owner, k);
+
+		if (!bound) {
+			ctx_drop_images(c);
+			continue;
+		}
+		ret = ctx_images(owner, c, k);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Does the memory bound to @ctx hold @batch slices? */
+static bool io_fits(const struct rkaccel_ctx *ctx, uint32_t batch)
+{
+	uint32_t b;
+
+	for (b = 0; b < 2; b++) {
+		const struct rkaccel_mem *m = ctx->io_mem[b];
+
+		if (m && (ctx->io_off[b] > m->size ||
+			  (m->size - ctx->io_off[b]) / native_slice(ctx->sh, b) < batch))
+			return false;
+	}
+	return true;
+}
+
+static uint32_t copies_for(const struct rkaccel_ctx *ctx, uint32_t batch)
+{
+	uint32_t cores = ctx->sh->num_cores;
+
+	if (cores > CTX_MAX_COPIES + 1)
+		cores = CTX_MAX_COPIES + 1;
+	return (batch < cores ? batch : cores) - 1;
+}
+
 int rkaccel_ctx_set_batch(struct rkaccel_ctx *ctx, uint32_t batch)
 {
-	uint32_t want, cores;
+	uint32_t old_batch, old_copies;
 	struct slice_info *slices;
 	int ret;
 
-	if (!ctx || batch < 1 || batch > RKACCEL_CTX_MAX_BATCH)
+	if (!ctx || batch < 1 || batch > RKACCEL_CTX_MAX_BATCH || !io_fits(ctx, batch))
 		return -EINVAL;
-	cores = ctx->sh->num_cores;
-	if (cores > CTX_MAX_COPIES + 1)
-		cores = CTX_MAX_COPIES + 1;
-	want = (batch < cores ? batch : cores) - 1;
 	slices = calloc(batch, sizeof(*slices));
 	if (!slices)
 		return -ENOMEM;
+	old_batch = ctx->batch;
+	old_copies = ctx->ncopies;
 	ret = ctx_set_mask(ctx, batch > 1 ? 0 : ctx->core_mask);
 	if (!ret)
-		ret = ctx_set_copies(ctx, want);
+		ret = ctx_set_copies(ctx, copies_for(ctx, batch));
+	if (!ret) {
+		ctx->batch = batch;
+		ret = ctx_rebuild_io(ctx);
+	}
 	if (ret) {
+		/* Back to the previous batch; its images need no new memory. */
 		free(slices);
+		ctx->batch = old_batch;
+		ctx_set_copies(ctx, old_copies);
+		ctx_rebuild_io(ctx);
+		ctx_set_mask(ctx, old_batch > 1 ? 0 : ctx->core_mask);
 		return ret;
 	}
 	free(ctx->slices);
 	ctx->slices = slices;
-	ctx->batch = batch;
 	ctx->have_info = false;
+	return 0;
+}
+
+int rkaccel_ctx_set_core_mask(struct rkaccel_ctx *ctx, uint32_t mask)
+{
+	int ret;
+
+	if (!ctx || ctx->batch > 1 || (mask & ~ctx->sh->avail_mask))
+		return -EINVAL;
+	ret = ctx_set_mask(ctx, mask);
+	if (!ret)
+		ctx->core_mask = mask;
+	return ret;
+}
+
+static int io_index(enum rkaccel_buffer which)
+{
+	return which == RKACCEL_BUF_INPUT ? 0 : which == RKACCEL_BUF_OUTPUT ? 1 : -1;
+}
+
+int rkaccel_ctx_set_io_mem(struct rkaccel_ctx *ctx, enum rkaccel_buffer which,
+			   struct rkaccel_mem *mem, size_t offset)
+{
+	struct rkaccel_mem *old_mem;
+	size_t old_off;
+	int b = io_index(which), ret;
+
+	if (!ctx || b < 0)
+		return -EINVAL;
+	if (mem && (mem->dev_fd != ctx->fd || offset % RKACCEL_MEM_ALIGN ||
+		    offset > mem->size ||
+		    (mem->size - offset) / native_slice(ctx->sh, b) < ctx->batch ||
+		    mem->npu_addr + mem->size > (1ull << 32)))
+		return -EINVAL;
+	old_mem = ctx->io_mem[b];
+	old_off = ctx->io_off[b];
+	ctx->io_mem[b] = mem;
+	ctx->io_off[b] = mem ? offset : 0;
+	ret = ctx_rebuild_io(ctx);
+	if (ret) {
+		ctx->io_mem[b] = old_mem;
+		ctx->io_off[b] = old_off;
+		ctx_rebuild_io(ctx);
+	}
+	return ret;
+}
+
+void *rkaccel_ctx_io_ptr(const struct rkaccel_ctx *ctx, enum rkaccel_buffer which,
+			 uint32_t slice)
+{
+	int b = io_index(which);
+
+	if (!ctx || b < 0 || slice >= ctx->batch)
+		return NULL;
+	if (ctx->io_mem[b])
+		return (uint8_t *)ctx->io_mem[b]->virt + ctx->io_off[b] +
+		       slice * native_slice(ctx->sh, b);
+	return ctx_of(ctx, slice)->bo[which].map;
+}
+
+int rkaccel_ctx_query_tensor(const struct rkaccel_ctx *ctx, enum rkaccel_buffer which,
+			     struct rkaccel_tensor_attr *attr)
+{
+	const struct ctx_shared *sh;
+	int b = io_index(which);
+
+	if (!ctx || !attr || b < 0)
+		return -EINVAL;
+	sh = ctx->sh;
+	memset(attr, 0, sizeof(*attr));
+	attr->n_dims = 3;
+	attr->dims[0] = ctx->batch;
+	attr->dims[1] = sh->rows;
+	attr->dims[2] = b ? sh->out_features : sh->in_features;
+	attr->type = b && sh->out_bytes == 4 ? RKACCEL_TENSOR_INT32 : RKACCEL_TENSOR_INT8;
+	attr->scale = b ? sh->out_scale : sh->in_scale;
+	attr->zero_point = b ? sh->out_zp : sh->in_zp;
+	attr->size = (size_t)ctx->batch * sh->rows * attr->dims[2] * (b ? sh->out_bytes : 1);
+	attr->native_size = ctx->batch * native_slice(sh, b);
 	return 0;
 }
 
@@ -453,32 +703,72 @@ static int fence_status(int fd, uint32_t syncobj)
 	return ret;
 }
 
-/* Submit one inference on @c and wait for it. */
-static int ctx_exec(struct rkaccel_ctx *c)
+/* Add @handle to the job's BO list, merging flags with an entry already there. */
+static void bos_add(struct drm_rkaccel_submit_bo *bos, uint32_t *n, uint32_t handle,
+		    uint32_t flags)
 {
-	struct drm_rkaccel_submit_bo bos[RKACCEL_BUF_COUNT];
+	uint32_t i;
+
+	if (!handle)
+		return;
+	for (i = 0; i < *n; i++) {
+		if (bos[i].handle == handle) {
+			bos[i].flags |= flags;
+			return;
+		}
+	}
+	bos[*n].handle = handle;
+	bos[(*n)++].flags = flags;
+}
+
+/*
+ * Queue slice @slice of @owner's batch on the context that runs it, after
+ * syncobj @in_sync when not 0; its fence lands in that context's syncobj.
+ * Bound memory is listed for reading only: slices write disjoint parts of
+ * it at once, and its users order themselves with fences.
+ */
+static int ctx_submit(struct rkaccel_ctx *owner, uint32_t slice, uint32_t in_sync)
+{
+	struct rkaccel_ctx *c = ctx_of(owner, slice);
+	struct drm_rkaccel_submit_bo bos[RKACCEL_BUF_COUNT + 3];
+	struct drm_rkaccel_sync sync = { .handle = in_sync };
 	struct drm_rkaccel_submit s = { 0 };
+	struct drm_rkaccel_task *tasks = c->tasks;
 	uint32_t i, n = 0;
-	int ret;
 
-	for (i = 0; i < RKACCEL_BUF_COUNT; i++) {
-		uint32_t h = rkaccel_ctx_bo_handle(c, i);
-
-		if (!h)
-			continue;
-		bos[n].handle = h;
-		bos[n++].flags = i == RKACCEL_BUF_OUTPUT || i == RKACCEL_BUF_INTERNAL ?
-				 DRM_RKACCEL_SUBMIT_BO_WRITE : 0;
+	for (i = 0; i < RKACCEL_BUF_COUNT; i++)
+		bos_add(bos, &n, rkaccel_ctx_bo_handle(c, i),
+			i == RKACCEL_BUF_OUTPUT || i == RKACCEL_BUF_INTERNAL ?
+			DRM_RKACCEL_SUBMIT_BO_WRITE : 0);
+	if (c->nimg) {
+		tasks = &c->xtasks[(slice / (owner->ncopies + 1)) * c->ntasks];
+		bos_add(bos, &n, c->xregcmd.handle, 0);
+		for (i = 0; i < 2; i++)
+			if (owner->io_mem[i])
+				bos_add(bos, &n, owner->io_mem[i]->handle, 0);
 	}
 	s.ctx = c->kctx;
-	s.tasks = (uint64_t)(uintptr_t)c->tasks;
+	s.tasks = (uint64_t)(uintptr_t)tasks;
 	s.task_count = c->ntasks;
-	s.task_stride = sizeof(*c->tasks);
+	s.task_stride = sizeof(*tasks);
 	s.bos = (uint64_t)(uintptr_t)bos;
 	s.bo_count = n;
 	s.bo_stride = sizeof(*bos);
+	if (in_sync) {
+		s.in_syncs = (uint64_t)(uintptr_t)&sync;
+		s.in_sync_count = 1;
+		s.sync_stride = sizeof(sync);
+	}
 	s.out_sync = c->syncobj;
-	ret = xioctl(c->fd, DRM_IOCTL_RKACCEL_SUBMIT, &s);
+	return xioctl(c->fd, DRM_IOCTL_RKACCEL_SUBMIT, &s);
+}
+
+/* Run @slice of @owner's batch and wait for it. */
+static int ctx_exec(struct rkaccel_ctx *owner, uint32_t slice)
+{
+	struct rkaccel_ctx *c = ctx_of(owner, slice);
+	int ret = ctx_submit(owner, slice, 0);
+
 	if (ret)
 		return ret;
 	if (drmSyncobjWait(c->fd, &c->syncobj, 1, (int64_t)(now_ns() + CTX_WAIT_NS),
@@ -500,7 +790,7 @@ static int ctx_last_core(struct rkaccel_ctx *c, uint32_t *core)
 /* What one thread does: slices @first, @first + @step, ... on context @c. */
 struct run_job {
 	struct rkaccel_ctx *owner, *c;
-	const uint8_t *in;
+	const uint8_t *in;		/* NULL: native, no conversion */
 	uint8_t *out;
 	uint32_t first, step;
 	int ret;
@@ -510,23 +800,26 @@ struct run_job {
 static int run_slice(struct run_job *j, uint32_t i)
 {
 	struct ctx_shared *sh = j->c->sh;
-	struct ctx_bo *ibo = &j->c->bo[RKACCEL_BUF_INPUT], *obo = &j->c->bo[RKACCEL_BUF_OUTPUT];
+	void *nin = rkaccel_ctx_io_ptr(j->owner, RKACCEL_BUF_INPUT, i);
+	void *nout = rkaccel_ctx_io_ptr(j->owner, RKACCEL_BUF_OUTPUT, i);
 	struct slice_info *si = &j->owner->slices[i];
 	uint64_t t0;
 	int ret;
 
-	ret = rkaccel_to_native((const int8_t *)(j->in + i * slice_in_size(sh)), sh->rows,
-				sh->in_features, ibo->map, ibo->map_len);
-	if (ret)
-		return ret;
+	if (j->in) {
+		ret = rkaccel_to_native((const int8_t *)(j->in + i * slice_in_size(sh)),
+					sh->rows, sh->in_features, nin, native_slice(sh, false));
+		if (ret)
+			return ret;
+	}
 	t0 = now_ns();
-	ret = ctx_exec(j->c);
+	ret = ctx_exec(j->owner, i);
 	si->ns = now_ns() - t0;
 	if (!ret)
 		ret = ctx_last_core(j->c, &si->core);
-	if (ret)
+	if (ret || !j->in)
 		return ret;
-	return rkaccel_from_native(obo->map, obo->map_len, sh->rows, sh->out_features,
+	return rkaccel_from_native(nout, native_slice(sh, true), sh->rows, sh->out_features,
 				   sh->out_bytes, j->out + i * slice_out_size(sh));
 }
 
@@ -563,20 +856,16 @@ static int run_pool(struct run_job *jobs, uint32_t n)
 	return ret;
 }
 
-int rkaccel_ctx_run(struct rkaccel_ctx *ctx, const void *in, size_t in_len, void *out,
-		    size_t out_len)
+static int run_batch(struct rkaccel_ctx *ctx, const void *in, void *out)
 {
 	struct run_job jobs[CTX_MAX_COPIES + 1];
-	uint32_t i, n;
+	uint32_t i, n = ctx->ncopies + 1;
 	int ret;
 
-	if (!ctx || !in || !out || in_len != rkaccel_ctx_input_size(ctx) ||
-	    out_len != rkaccel_ctx_output_size(ctx))
-		return -EINVAL;
-	n = ctx->ncopies + 1;
+	memset(jobs, 0, sizeof(jobs));
 	for (i = 0; i < n; i++) {
 		jobs[i] = (struct run_job) {
-			.owner = ctx, .c = i ? ctx->copies[i - 1] : ctx,
+			.owner = ctx, .c = ctx_of(ctx, i),
 			.in = in, .out = out, .first = i, .step = n,
 		};
 	}
@@ -584,4 +873,123 @@ int rkaccel_ctx_run(struct rkaccel_ctx *ctx, const void *in, size_t in_len, void
 	ret = run_pool(jobs, n);
 	ctx->have_info = !ret;
 	return ret;
+}
+
+int rkaccel_ctx_run(struct rkaccel_ctx *ctx, const void *in, size_t in_len, void *out,
+		    size_t out_len)
+{
+	if (!ctx || !in || !out || in_len != rkaccel_ctx_input_size(ctx) ||
+	    out_len != rkaccel_ctx_output_size(ctx))
+		return -EINVAL;
+	return run_batch(ctx, in, out);
+}
+
+/* Native runs need a buffer per slice: bound memory or a context per slice. */
+static bool native_ok(const struct rkaccel_ctx *ctx)
+{
+	return ctx->batch <= ctx->ncopies + 1 || (ctx->io_mem[0] && ctx->io_mem[1]);
+}
+
+int rkaccel_ctx_run_native(struct rkaccel_ctx *ctx)
+{
+	if (!ctx || !native_ok(ctx))
+		return -EINVAL;
+	return run_batch(ctx, NULL, NULL);
+}
+
+/* A new sync_file fd merging @a and @b (both kept), or -errno. */
+static int fence_merge(int a, int b)
+{
+	struct sync_merge_data md = { .fd2 = b };
+
+	strcpy(md.name, "rkaccel-batch");
+	return ioctl(a, SYNC_IOC_MERGE, &md) ? -errno : (int)md.fence;
+}
+
+/* SYNC_IOC_FILE_INFO status: 1 signalled, 0 active, < 0 signalled with an error. */
+static int sync_file_status(int fd)
+{
+	struct sync_file_info info;
+
+	memset(&info, 0, sizeof(info));
+	return ioctl(fd, SYNC_IOC_FILE_INFO, &info) ? -errno : info.status;
+}
+
+/*
+ * One fence for the slices' fences @sfd[@n] (closed here). A merge drops
+ * fences that already signalled, and with them their error: when one of
+ * them failed, wait for the merge and return that fence instead, which
+ * is then signalled with the error after every slice is done.
+ */
+static int fences_join(int *sfd, uint32_t n)
+{
+	int merged = dup(sfd[0]), next;
+	uint32_t i;
+
+	if (merged < 0)
+		merged = -errno;
+	for (i = 1; merged >= 0 && i < n; i++) {
+		next = fence_merge(merged, sfd[i]);
+		close(merged);
+		merged = next;
+	}
+	for (i = 0; merged >= 0 && i < n; i++) {
+		if (sync_file_status(sfd[i]) < 0) {
+			struct pollfd p = { .fd = merged, .events = POLLIN };
+
+			while (poll(&p, 1, -1) < 0 && errno == EINTR)
+				;
+			close(merged);
+			merged = dup(sfd[i]);
+			if (merged < 0)
+				merged = -errno;
+			break;
+		}
+	}
+	for (i = 0; i < n; i++)
+		close(sfd[i]);
+	return merged;
+}
+
+int rkaccel_ctx_run_async(struct rkaccel_ctx *ctx, int in_fence_fd, int *out_fence_fd)
+{
+	int sfd[RKACCEL_CTX_MAX_BATCH], merged, ret = 0;
+	uint32_t in_sync = 0, i, n = 0;
+
+	if (!ctx || !out_fence_fd || !native_ok(ctx) || in_fence_fd < -1)
+		return -EINVAL;
+	if (in_fence_fd >= 0) {
+		if (drmSyncobjCreate(ctx->fd, 0, &in_sync))
+			return -errno;
+		if (drmSyncobjImportSyncFile(ctx->fd, in_sync, in_fence_fd)) {
+			ret = -errno;
+			drmSyncobjDestroy(ctx->fd, in_sync);
+			return ret;
+		}
+	}
+	ctx->have_info = false;
+	for (i = 0; i < ctx->batch; i++) {
+		struct rkaccel_ctx *c = ctx_of(ctx, i);
+
+		ret = ctx_submit(ctx, i, in_sync);
+		if (ret)
+			break;
+		if (drmSyncobjExportSyncFile(c->fd, c->syncobj, &sfd[n])) {
+			ret = -errno;
+			break;
+		}
+		n++;
+	}
+	if (in_sync)
+		drmSyncobjDestroy(ctx->fd, in_sync);
+	if (ret) {
+		while (n)
+			close(sfd[--n]);
+		return ret;
+	}
+	merged = fences_join(sfd, n);
+	if (merged < 0)
+		return merged;
+	*out_fence_fd = merged;
+	return 0;
 }

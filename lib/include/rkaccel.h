@@ -315,6 +315,12 @@ int rkaccel_program_emit(const struct rkaccel_program *prog,
  * thread converts its slices to and from the native layout while the NPU
  * runs the others. Every context of a batch uses core mask 0 (any core).
  *
+ * Zero-copy: rkaccel_ctx_set_io_mem() binds a struct rkaccel_mem (see
+ * the memory section) as the native input or output of every slice, and
+ * rkaccel_ctx_run_native() / rkaccel_ctx_run_async() run on it without
+ * converting or copying anything. rkaccel_ctx_set_core_mask() pins a
+ * batch-1 context to cores; rkaccel_ctx_query_tensor() describes its I/O.
+ *
  * A context and its duplicates must not be run from two threads at once;
  * different contexts may. The device must outlive every context on it.
  */
@@ -342,7 +348,8 @@ int rkaccel_ctx_create(struct rkaccel_device *dev, const struct rkaccel_model *m
  * rkaccel_ctx_dup - make *@dup, a copy of @src with batch 1 and core mask 0
  * that shares @src's weight BO and compiled program (no new weight memory)
  * and has its own kernel context, register command, input, output and
- * activation BOs. @src and *@dup may be destroyed in either order.
+ * activation BOs. Memory bound to @src (rkaccel_ctx_set_io_mem()) is not
+ * bound to the copy. @src and *@dup may be destroyed in either order.
  * Returns 0, -EINVAL, -ENOMEM or the error of a failed ioctl or mmap.
  */
 int rkaccel_ctx_dup(struct rkaccel_ctx *src, struct rkaccel_ctx **dup);
@@ -410,12 +417,181 @@ uint32_t rkaccel_ctx_bo_handle(const struct rkaccel_ctx *ctx, enum rkaccel_buffe
 uint32_t rkaccel_ctx_kernel_handle(const struct rkaccel_ctx *ctx);
 
 /*
- * rkaccel_ctx_destroy - wait for nothing (runs are synchronous), destroy
- * the hidden duplicates, the kernel context and syncobj, unmap and close
- * the BOs; the weight BO and program go with the last context sharing them.
+ * rkaccel_ctx_destroy - destroy the hidden duplicates, the kernel context
+ * and syncobj, unmap and close the BOs; the weight BO and program go with
+ * the last context sharing them. It does not wait: jobs still queued by
+ * rkaccel_ctx_run_async() run to completion on the BOs the kernel holds for
+ * them, and their fences still signal. Bound memory stays the caller's.
  * NULL is a no-op.
  */
 void rkaccel_ctx_destroy(struct rkaccel_ctx *ctx);
+
+
+/*
+ * rkaccel_ctx_set_core_mask - let the jobs of @ctx run only on the cores in
+ * @mask (bit n: core n; 0 = any core), replacing its kernel context by one
+ * with that mask; rkaccel_ctx_set_batch(ctx, 1) keeps it from then on.
+ * Only for batch 1: a batch runs with mask 0 on every context.
+ * Returns 0, -EINVAL (NULL @ctx, a bit naming a core the device does not
+ * have, or a batch above 1; the context is then unchanged), or an ioctl error.
+ */
+int rkaccel_ctx_set_core_mask(struct rkaccel_ctx *ctx, uint32_t mask);
+
+/* Element types of struct rkaccel_tensor_attr (the RKNN values). */
+#define RKACCEL_TENSOR_INT8	2
+#define RKACCEL_TENSOR_INT32	6
+
+/* Shape, type and sizes of a context's input or output for its current batch. */
+struct rkaccel_tensor_attr {
+	uint32_t n_dims;	/* 3 */
+	uint32_t dims[4];	/* { batch, rows, features, 0 } */
+	uint32_t type;		/* RKACCEL_TENSOR_INT8, or INT32 for an OUT_INT32 output */
+	float scale;		/* real = (q - zero_point) * scale */
+	int32_t zero_point;	/* 0 for INT32 */
+	size_t size;		/* row-major bytes of the whole batch (rkaccel_ctx_*_size()) */
+	size_t native_size;	/* native-layout bytes of the whole batch: batch x
+				 * rkaccel_native_size(rows, features, elem bytes) */
+};
+
+/*
+ * rkaccel_ctx_query_tensor - describe buffer @which (RKACCEL_BUF_INPUT or
+ * RKACCEL_BUF_OUTPUT) of @ctx in *@attr. The quantization is the model's:
+ * in_scale / in_zero_point of the first layer for the input, out_scale /
+ * out_zero_point of the last layer for the output (with OUT_INT32,
+ * in_scale x weight_scale and 0). Returns 0 or -EINVAL.
+ */
+int rkaccel_ctx_query_tensor(const struct rkaccel_ctx *ctx, enum rkaccel_buffer which,
+			     struct rkaccel_tensor_attr *attr);
+
+struct rkaccel_mem;	/* see the memory section below */
+
+/*
+ * rkaccel_ctx_set_io_mem - from now on run the input (@which
+ * RKACCEL_BUF_INPUT) or the output (RKACCEL_BUF_OUTPUT) of @ctx in @mem,
+ * in the native layout: with batch B, slice i's native buffer is at @offset
+ * + i * S, S = rkaccel_native_size(rows, features, elem bytes), so @mem must
+ * hold B * S bytes from @offset. The register commands of every slice
+ * (on @ctx and on its hidden duplicates) are emitted once here with those
+ * addresses; nothing is copied when the batch runs. The context's own
+ * input or output BO is then unused. rkaccel_ctx_run() still works: it
+ * converts into and out of @mem. @mem NULL unbinds (@offset ignored).
+ * @mem must outlive the binding, and rkaccel_ctx_set_batch() refuses a
+ * batch the bound memory cannot hold. Wait for the fences of
+ * rkaccel_ctx_run_async() before rebinding or changing the batch: both
+ * rewrite the register commands that queued jobs read. Binding the output of one context
+ * as the input of another chains them without a copy.
+ * Returns 0 or -EINVAL: NULL @ctx, @which neither INPUT nor OUTPUT, @mem
+ * of another device, @offset not a multiple of RKACCEL_MEM_ALIGN, or
+ * @offset + B * S beyond @mem->size; -ENOMEM or an ioctl/mmap error (the
+ * binding is then the previous one).
+ */
+int rkaccel_ctx_set_io_mem(struct rkaccel_ctx *ctx, enum rkaccel_buffer which,
+			   struct rkaccel_mem *mem, size_t offset);
+
+/*
+ * rkaccel_ctx_io_ptr - the CPU address the NPU reads slice @slice's native
+ * input from (@which RKACCEL_BUF_INPUT) or writes its native output to
+ * (RKACCEL_BUF_OUTPUT): inside the bound mem, or else in the own BO of the
+ * context (duplicate) that runs the slice. NULL for bad arguments or a
+ * slice outside the batch.
+ */
+void *rkaccel_ctx_io_ptr(const struct rkaccel_ctx *ctx, enum rkaccel_buffer which,
+			 uint32_t slice);
+
+/*
+ * rkaccel_ctx_run_native - run the batch synchronously on the native data
+ * already at rkaccel_ctx_io_ptr(ctx, RKACCEL_BUF_INPUT, i) for every slice
+ * i, leaving the native results at rkaccel_ctx_io_ptr(ctx,
+ * RKACCEL_BUF_OUTPUT, i): no layout conversion and no copy in the library.
+ * Slices are spread over the contexts as rkaccel_ctx_run() does and
+ * rkaccel_ctx_slice_info() reports them.
+ * Returns 0, -EINVAL (NULL @ctx; a buffer left unbound while the batch is
+ * larger than 1 + rkaccel_ctx_copies(), so that slices would share it),
+ * -EAGAIN, an ioctl error or the error a job's fence carries.
+ */
+int rkaccel_ctx_run_native(struct rkaccel_ctx *ctx);
+
+/*
+ * rkaccel_ctx_run_async - queue the batch as rkaccel_ctx_run_native() runs
+ * it, without waiting: every slice's job is submitted at once (jobs on the
+ * same context run in order), each waiting for @in_fence_fd first when it
+ * is not -1 (a sync_file fd; it stays the caller's). Stores in
+ * *@out_fence_fd a new sync_file fd (the caller closes it) that signals
+ * when every slice is done, with an error status (SYNC_IOC_FILE_INFO) when
+ * a job failed. (A sync_file merge drops fences that have already
+ * signalled, and their errors; when a slice has already failed by then,
+ * this waits for the others and returns the failed slice's fence.) poll(2) it for POLLIN, or pass it as the in-fence of the
+ * next run. Until it signals the bound memory belongs to the NPU and
+ * rkaccel_ctx_slice_info() reports nothing for this run.
+ * Returns 0, -EINVAL as rkaccel_ctx_run_native() or for a NULL
+ * @out_fence_fd, or the error of an import, submit, export or merge (jobs
+ * already queued then still run).
+ */
+int rkaccel_ctx_run_async(struct rkaccel_ctx *ctx, int in_fence_fd, int *out_fence_fd);
+
+
+/* --- memory: buffers the CPU and the NPU share (zero-copy) ------------------
+ *
+ * A struct rkaccel_mem is a BO of one device mapped into the caller's address
+ * space (virt) and into that device's NPU address space (npu_addr). What the
+ * CPU writes at virt the NPU reads at npu_addr, with no copy in between: bind
+ * it to a context with rkaccel_ctx_set_io_mem(). A mem may be exported as a
+ * dma-buf fd and imported on another device file (or by another process)
+ * with rkaccel_mem_from_fd(); the import has its own npu_addr and handle.
+ * Free every mem before closing its device.
+ */
+
+/* Byte alignment rkaccel_ctx_set_io_mem() requires of an offset into a mem. */
+#define RKACCEL_MEM_ALIGN	64
+
+/** A buffer shared by the CPU and the NPU of one device. */
+struct rkaccel_mem {
+	void *virt;		/* CPU address of byte 0, mapped read-write */
+	size_t size;		/* usable bytes at virt (what was asked for) */
+	uint64_t npu_addr;	/* NPU address of byte 0 in the device's address space */
+	uint32_t handle;	/* GEM handle on rkaccel_fd() of the device */
+	/* Private to the library: do not touch. */
+	int dev_fd;		/* rkaccel_fd() of the device it belongs to */
+	size_t map_len;		/* bytes mapped at virt (page-rounded BO size) */
+	void *priv;		/* handle reference shared with other imports */
+};
+
+/*
+ * rkaccel_mem_alloc - create a BO of @size bytes (rounded up to a page for
+ * the mapping) on @dev, map it for the CPU and store it in *@mem. The
+ * content starts zeroed. Returns 0, -EINVAL (NULL argument or @size 0),
+ * -ENOMEM, or the error of the BO_CREATE ioctl or mmap(2) (-ENOSPC when the
+ * NPU address space is full).
+ */
+int rkaccel_mem_alloc(struct rkaccel_device *dev, size_t size, struct rkaccel_mem **mem);
+
+/*
+ * rkaccel_mem_from_fd - import the dma-buf @dmabuf_fd (PRIME) on @dev, look
+ * up its NPU address and mmap offset with DRM_IOCTL_RKACCEL_BO_INFO, map
+ * it and store it in *@mem with size @size. @dmabuf_fd stays the caller's
+ * (close it whenever convenient). Importing a buffer @dev already holds
+ * (exported by a mem of @dev) gives a second mem on the same GEM handle;
+ * the handle is closed with the last of them.
+ * Returns 0, -EINVAL (NULL argument, @dmabuf_fd negative, @size 0, @size
+ * larger than the buffer, a sealed weight BO, which is read-only), -ENOMEM, or the error of the import, ioctl or mmap(2) (-EBADF
+ * for an fd that is not a dma-buf the device can import).
+ */
+int rkaccel_mem_from_fd(struct rkaccel_device *dev, int dmabuf_fd, size_t size,
+			struct rkaccel_mem **mem);
+
+/*
+ * rkaccel_mem_export - export @mem as a new dma-buf file descriptor
+ * (O_CLOEXEC, read-write) in *@dmabuf_fd; the caller closes it.
+ * Returns 0, -EINVAL for a NULL argument, or the PRIME ioctl error.
+ */
+int rkaccel_mem_export(struct rkaccel_mem *mem, int *dmabuf_fd);
+
+/*
+ * rkaccel_mem_free - unmap @mem and drop its GEM handle (the BO itself lives
+ * on while a dma-buf or a queued job still holds it). A mem bound to a
+ * context must be unbound (or the context destroyed) first. NULL is a no-op.
+ */
+void rkaccel_mem_free(struct rkaccel_mem *mem);
 
 #ifdef __cplusplus
 }
