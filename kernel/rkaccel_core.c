@@ -40,6 +40,7 @@ struct rkaccel_core *rkaccel_core_create(struct rkaccel_device *rdev, unsigned i
 	core->fence_context = dma_fence_context_alloc(1);
 	core->sched_self = &core->sched;
 	spin_lock_init(&core->job_lock);
+	spin_lock_init(&core->load_lock);
 	spin_lock_init(&core->fence_lock);
 	return core;
 }
@@ -136,4 +137,54 @@ void rkaccel_core_irq(struct rkaccel_core *core)
 	core->job = NULL;
 	spin_unlock_irqrestore(&core->job_lock, flags);
 	rkaccel_job_finish(core, job, 0);
+}
+
+/* Add the busy time [@start, @end) to the load slots it covers. */
+void rkaccel_core_account(struct rkaccel_core *core, ktime_t start, ktime_t end)
+{
+	u64 from = ktime_to_ns(start), to = ktime_to_ns(end);
+	unsigned long flags;
+
+	/* only the last second is ever read */
+	from = max(from, to > RKACCEL_LOAD_SLOTS * RKACCEL_LOAD_SLOT_NS ?
+			 to - RKACCEL_LOAD_SLOTS * RKACCEL_LOAD_SLOT_NS : 0);
+	spin_lock_irqsave(&core->load_lock, flags);
+	while (from < to) {
+		u64 epoch = div64_u64(from, RKACCEL_LOAD_SLOT_NS);
+		u64 slot_end = (epoch + 1) * RKACCEL_LOAD_SLOT_NS;
+		struct rkaccel_load_slot *slot = &core->load[epoch % RKACCEL_LOAD_SLOTS];
+		u64 part = min(to, slot_end) - from;
+
+		if (slot->epoch != epoch) {
+			slot->epoch = epoch;
+			slot->busy_ns = 0;
+		}
+		slot->busy_ns += part;
+		from += part;
+	}
+	spin_unlock_irqrestore(&core->load_lock, flags);
+}
+
+/* Busy share of the last second (the running job included), per mille. */
+u32 rkaccel_core_load_permille(struct rkaccel_core *core)
+{
+	u64 now = ktime_get_ns(), epoch = div64_u64(now, RKACCEL_LOAD_SLOT_NS);
+	u64 first = epoch >= RKACCEL_LOAD_SLOTS - 1 ? epoch - (RKACCEL_LOAD_SLOTS - 1) : 0;
+	u64 window = now - first * RKACCEL_LOAD_SLOT_NS, busy = 0, start = 0;
+	unsigned long flags;
+	unsigned int i;
+
+	spin_lock_irqsave(&core->job_lock, flags);
+	if (core->job)
+		start = ktime_to_ns(core->job->start);
+	spin_unlock_irqrestore(&core->job_lock, flags);
+	if (start)
+		busy += now - max(start, first * RKACCEL_LOAD_SLOT_NS);
+
+	spin_lock_irqsave(&core->load_lock, flags);
+	for (i = 0; i < RKACCEL_LOAD_SLOTS; i++)
+		if (core->load[i].epoch >= first && core->load[i].epoch <= epoch)
+			busy += core->load[i].busy_ns;
+	spin_unlock_irqrestore(&core->load_lock, flags);
+	return window ? (u32)min_t(u64, div64_u64(busy * 1000, window), 1000) : 0;
 }

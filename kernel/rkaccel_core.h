@@ -3,8 +3,13 @@
 #define _RKACCEL_CORE_H_
 
 #include <drm/gpu_scheduler.h>
+#include <linux/ktime.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+
+/* The load window: 10 slots of 100 ms. */
+#define RKACCEL_LOAD_SLOTS	10
+#define RKACCEL_LOAD_SLOT_NS	(100 * NSEC_PER_MSEC)
 
 struct rkaccel_core;
 struct rkaccel_device;
@@ -53,6 +58,8 @@ struct rkaccel_reg_ops {
  * @faults: jobs that ended with a DMA error.
  * @resets: resets after a timeout.
  * @busy_ns: time spent running jobs.
+ * @load_lock: protects @load.
+ * @load: busy ns per 100 ms slot of the last second, for the load figure.
  */
 struct rkaccel_core {
 	struct rkaccel_device *rdev;
@@ -74,6 +81,12 @@ struct rkaccel_core {
 	atomic64_t faults;
 	atomic64_t resets;
 	atomic64_t busy_ns;
+
+	spinlock_t load_lock;	/* protects load */
+	struct rkaccel_load_slot {
+		u64 epoch;
+		u64 busy_ns;
+	} load[RKACCEL_LOAD_SLOTS];
 };
 
 static inline u32 rkaccel_core_read(struct rkaccel_core *core, u32 reg)
@@ -106,5 +119,7 @@ u32 rkaccel_core_task_con(const struct rkaccel_core *core, u32 task_count);
 void rkaccel_core_start_task(struct rkaccel_core *core, u64 regcmd_addr, u32 regcmd_count,
 			     u32 task_count);
 void rkaccel_core_irq(struct rkaccel_core *core);
+void rkaccel_core_account(struct rkaccel_core *core, ktime_t start, ktime_t end);
+u32 rkaccel_core_load_permille(struct rkaccel_core *core);
 
 #endif /* _RKACCEL_CORE_H_ */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* debugfs: per-core load and counters, live object counts for leak checks. */
+/* debugfs: per-core counters and load over the last second, live object counts. */
 
 #include <drm/drm_debugfs.h>
 #include <drm/drm_file.h>
@@ -13,18 +13,16 @@
 static int rkaccel_cores_show(struct seq_file *m, void *unused)
 {
 	struct rkaccel_device *rdev = m->private;
-	u64 up = ktime_to_ns(ktime_get());
 	unsigned int i;
 
 	seq_puts(m, "core jobs faults resets busy_ns load_permille\n");
 	for (i = 0; i < rdev->num_cores; i++) {
 		struct rkaccel_core *core = rdev->cores[i];
-		u64 busy = atomic64_read(&core->busy_ns);
 
-		seq_printf(m, "%u %llu %llu %llu %llu %llu\n", i,
+		seq_printf(m, "%u %llu %llu %llu %llu %u\n", i,
 			   (u64)atomic64_read(&core->jobs), (u64)atomic64_read(&core->faults),
-			   (u64)atomic64_read(&core->resets), busy,
-			   up ? div64_u64(busy * 1000, up) : 0);
+			   (u64)atomic64_read(&core->resets), (u64)atomic64_read(&core->busy_ns),
+			   rkaccel_core_load_permille(core));
 	}
 	return 0;
 }

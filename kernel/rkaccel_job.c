@@ -58,13 +58,15 @@ static void rkaccel_job_unqueue(struct rkaccel_job *job)
 void rkaccel_job_finish(struct rkaccel_core *core, struct rkaccel_job *job, int error)
 {
 	struct rkaccel_ctx *ctx = job->ctx;
-	u64 ns = ktime_to_ns(ktime_sub(ktime_get(), job->start));
+	ktime_t end = ktime_get();
+	u64 ns = ktime_to_ns(ktime_sub(end, job->start));
 
 	rkaccel_core_job_end(core, job);
 	rkaccel_job_unqueue(job);
 	trace_rkaccel_done(job->base.s_fence->finished.context,
 			   job->base.s_fence->finished.seqno, core->index, error);
 	atomic64_add(ns, &core->busy_ns);
+	rkaccel_core_account(core, job->start, end);
 	atomic64_add(ns, &ctx->rfile->busy_ns[core->index]);
 	if (error) {
 		atomic64_inc(&ctx->failed);
