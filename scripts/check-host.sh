@@ -46,6 +46,16 @@ kerneldoc() {
 	[ -z "$out" ]
 }
 
+# Man pages: groff with every warning on must have nothing to say.
+manlint() {
+	local f out rc=0
+	for f in "$@"; do
+		out=$(groff -man -ww -z "$f" 2>&1)
+		[ -z "$out" ] || { echo "$f: $out"; rc=1; }
+	done
+	return $rc
+}
+
 echo "TAP version 13"
 check checkpatch_strict checkpatch $(kernel_files)
 check kernel_doc kerneldoc uapi/drm/*.h kernel/*.h
@@ -57,6 +67,7 @@ check dt_examples scripts/check-dt.sh examples
 check dt_overlays scripts/check-dt.sh overlays
 check install_files scripts/check-install.sh files
 check dkms_build_arm64 scripts/check-install.sh dkms
+check man_pages manlint Documentation/man/*.[0-9]
 echo "1..$n"
 echo "$pass $fail 0" > "$logs/host.result"
 [ "$fail" -eq 0 ]

@@ -27,6 +27,9 @@ expected() {
 		f=$(basename "$f" .c)
 		echo "usr/bin/$f"
 	done
+	for f in "$top"/Documentation/man/*.[0-9]; do
+		echo "usr/share/man/man${f##*.}/$(basename "$f")"
+	done
 	echo usr/include/drm/rkaccel_drm.h
 	echo usr/include/rkaccel.h
 	echo usr/lib/librkaccel.a

@@ -23,7 +23,7 @@ pc_file() {
 	Version: $version
 	Requires.private: libdrm
 	Libs: -L\${libdir} -lrkaccel
-	Libs.private: -lpthread
+	Libs.private: -lpthread -lm
 	Cflags: -I\${includedir}
 	EOF
 }
@@ -38,6 +38,9 @@ user() {
 	chmod 0644 "$d/lib/pkgconfig/rkaccel.pc"
 	for t in "$out"/bin/*; do
 		install -D -m 0755 "$t" "$d/bin/$(basename "$t")"
+	done
+	for t in "$top"/Documentation/man/*.[0-9]; do
+		install -D -m 0644 "$t" "$d/share/man/man${t##*.}/$(basename "$t")"
 	done
 }
 
