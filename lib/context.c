@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Contexts: a compiled model bound to BOs and a kernel context; duplicates
- * that share the weight BO; multi-batch runs over a thread per context.
+ * that share the weight BO; multi-batch runs over a thread per context,
+ * kept between runs.
  */
 
 #include <errno.h>
@@ -50,6 +51,33 @@ struct slice_info {
 	uint64_t ns;
 };
 
+struct run_job;
+struct ctx_pool;
+
+/* What a pool thread needs to find its work: thread k runs jobs[k + 1]. */
+struct pool_arg {
+	struct ctx_pool *pool;
+	uint32_t k;
+	uint64_t seen;			/* the run it last looked at */
+};
+
+/*
+ * Threads kept between runs of a batch, one per hidden copy: starting and
+ * joining threads on every run cost more than a slice's host work.
+ */
+struct ctx_pool {
+	pthread_mutex_t lock;		/* protects everything below */
+	pthread_cond_t go, done;
+	pthread_t thread[CTX_MAX_COPIES];
+	struct pool_arg arg[CTX_MAX_COPIES];
+	uint32_t nthreads;
+	uint64_t gen;			/* bumped by each run */
+	uint32_t nwork;			/* threads taking part in this run */
+	uint32_t busy;			/* of those, still running */
+	struct run_job *jobs;
+	bool quit;
+};
+
 struct rkaccel_ctx {
 	struct ctx_shared *sh;
 	int fd;
@@ -75,6 +103,7 @@ struct rkaccel_ctx {
 	struct ctx_bo xregcmd;
 	struct drm_rkaccel_task *xtasks;	/* nimg x ntasks */
 	uint32_t nimg;
+	struct ctx_pool pool;		/* the owner's batch threads */
 };
 
 /* --- small ioctl wrappers --------------------------------------------------- */
@@ -223,10 +252,13 @@ static int shared_new(struct rkaccel_device *dev, const struct rkaccel_model *mo
 
 /* --- one context --------------------------------------------------------------- */
 
+static void pool_stop(struct ctx_pool *pool);
+
 static void ctx_free(struct rkaccel_ctx *c)
 {
 	int i;
 
+	pool_stop(&c->pool);
 	if (c->syncobj)
 		drmSyncobjDestroy(c->fd, c->syncobj);
 	kctx_destroy(c->fd, c->kctx);
@@ -289,6 +321,9 @@ static int ctx_new(struct ctx_shared *sh, uint32_t mask, struct rkaccel_ctx **ou
 	}
 	c->sh = sh;
 	c->fd = sh->fd;
+	pthread_mutex_init(&c->pool.lock, NULL);
+	pthread_cond_init(&c->pool.go, NULL);
+	pthread_cond_init(&c->pool.done, NULL);
 	c->core_mask = c->cur_mask = mask;
 	c->batch = 1;
 	c->slices = calloc(1, sizeof(*c->slices));
@@ -794,7 +829,6 @@ struct run_job {
 	uint8_t *out;
 	uint32_t first, step;
 	int ret;
-	pthread_t thread;
 };
 
 static int run_slice(struct run_job *j, uint32_t i)
@@ -834,23 +868,82 @@ static void *run_thread(void *arg)
 	return NULL;
 }
 
-/* Start a thread per context but the first, run the first here, join. */
-static int run_pool(struct run_job *jobs, uint32_t n)
+static void *pool_thread(void *p)
 {
-	uint32_t i, started = 0;
-	int ret = 0;
+	struct pool_arg *a = p;
+	struct ctx_pool *pool = a->pool;
 
-	for (i = 1; i < n; i++) {
-		if (pthread_create(&jobs[i].thread, NULL, run_thread, &jobs[i]))
+	pthread_mutex_lock(&pool->lock);
+	for (;;) {
+		while (!pool->quit && pool->gen == a->seen)
+			pthread_cond_wait(&pool->go, &pool->lock);
+		if (pool->quit)
 			break;
-		started = i;
+		a->seen = pool->gen;
+		if (a->k >= pool->nwork)
+			continue;
+		pthread_mutex_unlock(&pool->lock);
+		run_thread(&pool->jobs[a->k + 1]);
+		pthread_mutex_lock(&pool->lock);
+		if (--pool->busy == 0)
+			pthread_cond_signal(&pool->done);
 	}
-	if (started + 1 < n)
-		ret = -EAGAIN;
-	if (!ret)
-		run_thread(&jobs[0]);
-	for (i = 1; i <= started; i++)
-		pthread_join(jobs[i].thread, NULL);
+	pthread_mutex_unlock(&pool->lock);
+	return NULL;
+}
+
+/* Start threads up to @n; called with the pool's lock held. */
+static int pool_grow(struct ctx_pool *pool, uint32_t n)
+{
+	while (pool->nthreads < n) {
+		struct pool_arg *a = &pool->arg[pool->nthreads];
+
+		*a = (struct pool_arg){ .pool = pool, .k = pool->nthreads, .seen = pool->gen };
+		if (pthread_create(&pool->thread[pool->nthreads], NULL, pool_thread, a))
+			return -EAGAIN;
+		pool->nthreads++;
+	}
+	return 0;
+}
+
+static void pool_stop(struct ctx_pool *pool)
+{
+	uint32_t i;
+
+	pthread_mutex_lock(&pool->lock);
+	pool->quit = true;
+	pthread_cond_broadcast(&pool->go);
+	pthread_mutex_unlock(&pool->lock);
+	for (i = 0; i < pool->nthreads; i++)
+		pthread_join(pool->thread[i], NULL);
+	pthread_cond_destroy(&pool->go);
+	pthread_cond_destroy(&pool->done);
+	pthread_mutex_destroy(&pool->lock);
+}
+
+/* Hand jobs 1..n-1 to the pool's threads, run job 0 here, wait for all. */
+static int run_pool(struct ctx_pool *pool, struct run_job *jobs, uint32_t n)
+{
+	uint32_t i;
+	int ret;
+
+	pthread_mutex_lock(&pool->lock);
+	ret = pool_grow(pool, n - 1);
+	if (!ret) {
+		pool->jobs = jobs;
+		pool->nwork = n - 1;
+		pool->busy = n - 1;
+		pool->gen++;
+		pthread_cond_broadcast(&pool->go);
+	}
+	pthread_mutex_unlock(&pool->lock);
+	if (ret)
+		return ret;
+	run_thread(&jobs[0]);
+	pthread_mutex_lock(&pool->lock);
+	while (pool->busy)
+		pthread_cond_wait(&pool->done, &pool->lock);
+	pthread_mutex_unlock(&pool->lock);
 	for (i = 0; !ret && i < n; i++)
 		ret = jobs[i].ret;
 	return ret;
@@ -870,7 +963,7 @@ static int run_batch(struct rkaccel_ctx *ctx, const void *in, void *out)
 		};
 	}
 	ctx->have_info = false;
-	ret = run_pool(jobs, n);
+	ret = run_pool(&ctx->pool, jobs, n);
 	ctx->have_info = !ret;
 	return ret;
 }

@@ -14,28 +14,41 @@ size_t rkaccel_native_size(uint32_t rows, uint32_t channels, uint32_t elem_bytes
 	return (size_t)native_planes(channels, elem_bytes) * native_plane_bytes(rows);
 }
 
-/* Byte offset of element (@row, @ch) in a native map of @rows rows. */
-static size_t native_offset(uint32_t rows, uint32_t row, uint32_t ch, uint32_t elem_bytes)
+/*
+ * Copy between row-major [@rows][@channels] elements and the native planes:
+ * per plane and row, one run of up to an atom's channels.
+ */
+static void native_copy(uint8_t *native, uint8_t *rowmajor, uint32_t rows, uint32_t channels,
+			uint32_t elem_bytes, bool to_native)
 {
 	uint32_t per_atom = RKNPU_ATOM_BYTES / elem_bytes;
+	size_t plane = native_plane_bytes(rows), row_bytes = (size_t)channels * elem_bytes;
+	uint32_t p, r;
 
-	return (size_t)(ch / per_atom) * native_plane_bytes(rows) +
-	       (size_t)row * RKNPU_ATOM_BYTES + (ch % per_atom) * elem_bytes;
+	for (p = 0; p * per_atom < channels; p++) {
+		uint32_t n = channels - p * per_atom < per_atom ? channels - p * per_atom : per_atom;
+
+		for (r = 0; r < rows; r++) {
+			uint8_t *atom = native + p * plane + (size_t)r * RKNPU_ATOM_BYTES;
+			uint8_t *run = rowmajor + r * row_bytes + (size_t)p * per_atom * elem_bytes;
+
+			if (to_native)
+				memcpy(atom, run, (size_t)n * elem_bytes);
+			else
+				memcpy(run, atom, (size_t)n * elem_bytes);
+		}
+	}
 }
 
 int rkaccel_to_native(const int8_t *src, uint32_t rows, uint32_t channels, void *dst,
 		      size_t dst_len)
 {
 	size_t size = rkaccel_native_size(rows, channels, 1);
-	uint8_t *out = dst;
-	uint32_t r, c;
 
 	if (!size || dst_len < size)
 		return -EINVAL;
-	memset(out, 0, size);
-	for (r = 0; r < rows; r++)
-		for (c = 0; c < channels; c++)
-			out[native_offset(rows, r, c, 1)] = (uint8_t)src[(size_t)r * channels + c];
+	memset(dst, 0, size);
+	native_copy(dst, (uint8_t *)src, rows, channels, 1, true);
 	return 0;
 }
 
@@ -43,16 +56,10 @@ int rkaccel_from_native(const void *src, size_t src_len, uint32_t rows, uint32_t
 			uint32_t elem_bytes, void *dst)
 {
 	size_t size = rkaccel_native_size(rows, channels, elem_bytes);
-	const uint8_t *in = src;
-	uint8_t *out = dst;
-	uint32_t r, c;
 
 	if (!size || src_len < size)
 		return -EINVAL;
-	for (r = 0; r < rows; r++)
-		for (c = 0; c < channels; c++)
-			memcpy(out + ((size_t)r * channels + c) * elem_bytes,
-			       in + native_offset(rows, r, c, elem_bytes), elem_bytes);
+	native_copy((uint8_t *)src, dst, rows, channels, elem_bytes, false);
 	return 0;
 }
 
