@@ -40,10 +40,11 @@
 #endif
 
 /*
- * A timeout handler that finds its job still making progress. Before 6.17
- * the scheduler has taken the job off its pending list and the driver puts
- * it back; from 6.17 DRM_GPU_SCHED_STAT_NO_HANG asks the scheduler to do it
- * (and NOMINAL is called RESET). The 6.17 branch is not built here.
+ * A timeout handler that does not reset. Before 6.17 the scheduler has taken
+ * the job off its pending list: a job still running goes back on it, a job
+ * that ended meanwhile is freed by the scheduler once its fence is done
+ * (free_guilty). From 6.17 DRM_GPU_SCHED_STAT_NO_HANG asks the scheduler
+ * for both (and NOMINAL is called RESET). The 6.17 branch is not built here.
  */
 #if KERNEL_VERSION(6, 17, 0) > LINUX_VERSION_CODE
 #define RKACCEL_SCHED_STAT_RESET	DRM_GPU_SCHED_STAT_NOMINAL
@@ -57,10 +58,22 @@ static inline enum drm_gpu_sched_stat rkaccel_sched_no_hang(struct drm_sched_job
 	spin_unlock(&sched->job_list_lock);
 	return DRM_GPU_SCHED_STAT_NOMINAL;
 }
+
+static inline enum drm_gpu_sched_stat rkaccel_sched_job_ended(struct drm_sched_job *job)
+{
+	dma_fence_wait(&job->s_fence->finished, false);
+	job->sched->free_guilty = true;
+	return DRM_GPU_SCHED_STAT_NOMINAL;
+}
 #else
 #define RKACCEL_SCHED_STAT_RESET	DRM_GPU_SCHED_STAT_RESET
 
 static inline enum drm_gpu_sched_stat rkaccel_sched_no_hang(struct drm_sched_job *job)
+{
+	return DRM_GPU_SCHED_STAT_NO_HANG;
+}
+
+static inline enum drm_gpu_sched_stat rkaccel_sched_job_ended(struct drm_sched_job *job)
 {
 	return DRM_GPU_SCHED_STAT_NO_HANG;
 }

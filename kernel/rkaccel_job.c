@@ -121,61 +121,70 @@ static struct dma_fence *rkaccel_job_run(struct drm_sched_job *sched_job)
 	return fence;
 }
 
+/* What a timeout found: the job ended meanwhile, is still moving, or hung. */
+enum rkaccel_timeout {
+	RKACCEL_TIMEOUT_ENDED,
+	RKACCEL_TIMEOUT_PROGRESS,
+	RKACCEL_TIMEOUT_HUNG,
+};
+
 /*
- * True when the job went on to another PC start or task since the last
- * check: a long job under a slow host is late, not hung.
+ * Under the job lock, so that the IRQ path cannot end the job halfway: a
+ * job that went on to another PC start or task since the last check is
+ * late, not hung; a hung one is taken off the core here.
  */
-static bool rkaccel_job_progressed(struct rkaccel_core *core, struct rkaccel_job *job)
+static enum rkaccel_timeout rkaccel_job_check(struct rkaccel_core *core,
+					      struct rkaccel_job *job)
 {
-	u32 status = rkaccel_core_read(core, core->rdev->soc->task_status_reg);
+	enum rkaccel_timeout ret = RKACCEL_TIMEOUT_ENDED;
 	unsigned long flags;
-	bool moved = false;
 	u64 mark;
 
 	spin_lock_irqsave(&core->job_lock, flags);
 	if (core->job == job) {
-		mark = ((u64)job->next_task << 32) | status;
-		moved = mark != job->progress;
-		job->progress = mark;
+		mark = ((u64)job->next_task << 32) |
+		       rkaccel_core_read(core, core->rdev->soc->task_status_reg);
+		if (mark != job->progress) {
+			job->progress = mark;
+			ret = RKACCEL_TIMEOUT_PROGRESS;
+		} else {
+			core->job = NULL;
+			ret = RKACCEL_TIMEOUT_HUNG;
+		}
 	}
 	spin_unlock_irqrestore(&core->job_lock, flags);
-	return moved;
+	return ret;
 }
 
 /*
- * A job ran past the timeout without progress: reset only its core, mark
+ * A job ran a whole timeout without progress: reset only its core, mark
  * only its context. Jobs of other contexts queued on the core run once the
- * scheduler restarts.
+ * scheduler restarts. A job that ended as the timer fired is left alone:
+ * stopping the scheduler then would cancel the next job, already on the core.
  */
 static enum drm_gpu_sched_stat rkaccel_job_timedout(struct drm_sched_job *sched_job)
 {
 	struct rkaccel_job *job = to_rkaccel_job(sched_job);
 	struct rkaccel_core *core = sched_to_core(sched_job->sched);
-	unsigned long flags;
-	bool hung;
 
-	if (rkaccel_job_progressed(core, job))
+	switch (rkaccel_job_check(core, job)) {
+	case RKACCEL_TIMEOUT_ENDED:
+		return rkaccel_sched_job_ended(sched_job);
+	case RKACCEL_TIMEOUT_PROGRESS:
 		return rkaccel_sched_no_hang(sched_job);
-
-	drm_sched_stop(&core->sched, sched_job);
-
-	spin_lock_irqsave(&core->job_lock, flags);
-	hung = core->job == job;
-	if (hung)
-		core->job = NULL;
-	spin_unlock_irqrestore(&core->job_lock, flags);
-
-	if (hung) {
-		dev_warn(core->rdev->ddev.dev, "core %u: job timed out, resetting the core\n",
-			 core->index);
-		core->ops->reset(core);
-		atomic64_inc(&core->resets);
-		atomic_set(&job->ctx->guilty, 1);
-		atomic_inc(&job->ctx->reset_count);
-		/* drm_sched_start() completes the job's own fence with -ECANCELED */
-		rkaccel_job_finish(core, job, -ETIMEDOUT);
+	case RKACCEL_TIMEOUT_HUNG:
+		break;
 	}
 
+	dev_warn(core->rdev->ddev.dev, "core %u: job timed out, resetting the core\n",
+		 core->index);
+	drm_sched_stop(&core->sched, sched_job);
+	core->ops->reset(core);
+	atomic64_inc(&core->resets);
+	atomic_set(&job->ctx->guilty, 1);
+	atomic_inc(&job->ctx->reset_count);
+	/* drm_sched_start() completes the job's own fence with -ECANCELED */
+	rkaccel_job_finish(core, job, -ETIMEDOUT);
 	drm_sched_start(&core->sched);
 	return RKACCEL_SCHED_STAT_RESET;
 }
@@ -302,7 +311,8 @@ out:
 static bool rkaccel_task_in_bos(struct rkaccel_job *job, struct rkaccel_file *rfile,
 				const struct drm_rkaccel_task *t)
 {
-	u64 len = (u64)t->regcmd_count * sizeof(u64);
+	/* the PC fetches whole 128-bit pairs of entries */
+	u64 len = (u64)round_up(t->regcmd_count, 2) * sizeof(u64);
 	u32 i;
 
 	for (i = 0; i < job->bo_count; i++) {

@@ -20,6 +20,7 @@
 #include <drm/drm_print.h>
 #include <linux/hrtimer.h>
 #include <linux/module.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
@@ -61,20 +62,29 @@ MODULE_PARM_DESC(sim_compute, "Simulator: compute results (1) or only model time
 /**
  * struct rkaccel_sim_core - the state of one simulated core.
  * @core: the driver's core.
- * @lock: protects @regs, @vm and @generation.
+ * @lock: protects @regs, @vm, @generation and the chain's timing.
  * @hw_version: PC_VERSION to report.
  * @vm: address space the core's DMA goes through.
  * @generation: bumped by reset; stale work and timers see a change and stop.
+ * @armed_gen: @generation when @done was armed.
+ * @chain_start: when the running chain started.
+ * @chain_ns: its modelled time.
+ * @chain_tasks: its tasks once executed, 0 before: PC_TASK_STATUS then
+ *	follows the modelled time from 0 to @chain_tasks.
  * @exec: runs the program counter.
  * @done: fires when the modelled time of the chain has passed.
  * @regs: the register file of the whole register span.
  */
 struct rkaccel_sim_core {
 	struct rkaccel_core *core;
-	spinlock_t lock;	/* protects regs, vm, generation */
+	spinlock_t lock;	/* protects regs, vm, generation, chain timing */
 	u32 hw_version;
 	struct rkaccel_vm *vm;
 	u32 generation;
+	u32 armed_gen;
+	ktime_t chain_start;
+	u64 chain_ns;
+	u32 chain_tasks;
 	struct work_struct exec;
 	struct hrtimer done;
 	u32 regs[RKNPU_CORE_REG_SPAN / sizeof(u32)];
@@ -85,8 +95,24 @@ static u32 *sim_reg(struct rkaccel_sim_core *sim, u32 reg)
 	return &sim->regs[reg / sizeof(u32)];
 }
 
+/* Tasks done by modelled time, as silicon's counter would show them now. */
+static u32 sim_task_status_locked(struct rkaccel_sim_core *sim)
+{
+	u64 elapsed;
+
+	if (!sim->chain_tasks)
+		return 0;
+	elapsed = ktime_to_ns(ktime_sub(ktime_get(), sim->chain_start));
+	if (elapsed >= sim->chain_ns)
+		return sim->chain_tasks;
+	return (u32)div64_u64((u64)sim->chain_tasks * elapsed, sim->chain_ns);
+}
+
 static u32 sim_read_locked(struct rkaccel_sim_core *sim, u32 reg)
 {
+	if (reg == sim->core->rdev->soc->task_status_reg)
+		return sim_task_status_locked(sim);
+
 	switch (reg) {
 	case RKNPU_PC_VERSION:
 		return sim->hw_version;
@@ -177,6 +203,7 @@ static void sim_reset(struct rkaccel_core *core)
 
 	spin_lock_irqsave(&sim->lock, flags);
 	memset(sim->regs, 0, sizeof(sim->regs));
+	sim->chain_tasks = 0;
 	sim->vm = NULL;
 	spin_unlock_irqrestore(&sim->lock, flags);
 }
@@ -291,7 +318,6 @@ static void sim_exec(struct work_struct *work)
 {
 	struct rkaccel_sim_core *sim = container_of(work, struct rkaccel_sim_core, exec);
 	u32 gen, addr, count, tasks, task_con, err, done = 0;
-	unsigned int status_reg = sim->core->rdev->soc->task_status_reg;
 	ktime_t start = ktime_get();
 	struct rkaccel_vm *vm;
 	struct sim_task task;
@@ -305,7 +331,7 @@ static void sim_exec(struct work_struct *work)
 	addr = *sim_reg(sim, RKNPU_PC_BASE_ADDRESS) & ~0xfu;
 	count = ((*sim_reg(sim, RKNPU_PC_REGISTER_AMOUNTS) & 0xffff) + 1) * 2;
 	task_con = *sim_reg(sim, RKNPU_PC_TASK_CON);
-	*sim_reg(sim, status_reg) = 0;
+	sim->chain_tasks = 0;
 	spin_unlock_irqrestore(&sim->lock, flags);
 
 	tasks = task_con & GENMASK(sim->core->rdev->soc->task_number_bits - 1, 0);
@@ -334,18 +360,20 @@ static void sim_exec(struct work_struct *work)
 			goto out;
 		}
 		done++;
-		spin_lock_irqsave(&sim->lock, flags);
-		*sim_reg(sim, status_reg) = done;
-		spin_unlock_irqrestore(&sim->lock, flags);
-
 		addr = task.next_addr;
 		count = (task.next_amounts + 1) * 2;
+		cond_resched();
 	}
 
 	/* Modelled time runs from the start: host compute time overlaps it. */
 	spin_lock_irqsave(&sim->lock, flags);
-	if (gen == sim->generation)
+	if (gen == sim->generation) {
+		sim->chain_start = start;
+		sim->chain_ns = ns;
+		sim->chain_tasks = done;
+		sim->armed_gen = gen;
 		hrtimer_start(&sim->done, ktime_add_ns(start, ns), HRTIMER_MODE_ABS);
+	}
 	spin_unlock_irqrestore(&sim->lock, flags);
 out:
 	kvfree(cmds);
@@ -355,7 +383,8 @@ static enum hrtimer_restart sim_done(struct hrtimer *timer)
 {
 	struct rkaccel_sim_core *sim = container_of(timer, struct rkaccel_sim_core, done);
 
-	sim_raise(sim, READ_ONCE(sim->generation), RKNPU_INT_DPU_DONE);
+	/* the chain this timer was armed for: a reset since makes it stale */
+	sim_raise(sim, READ_ONCE(sim->armed_gen), RKNPU_INT_DPU_DONE);
 	return HRTIMER_NORESTART;
 }
 

@@ -19,6 +19,7 @@
 #include <linux/device.h>
 #include <linux/minmax.h>
 #include <linux/slab.h>
+#include <linux/sched.h>
 #include <linux/unaligned.h>
 
 #include "rkaccel_core.h"
@@ -40,7 +41,8 @@ struct sim_conv {
 	u32 out_channels;	/* real output channels (ORIG_CHANNEL + 1) */
 	u32 cube_channels;	/* output channels written (CHANNEL + 1) */
 
-	u32 in_addr, in_line, in_plane;
+	u32 in_addr, in_line;
+	u64 in_plane;
 	u32 wt_addr, wt_bytes;
 	bool wt_reuse;
 	bool bias;
@@ -127,11 +129,11 @@ static u32 conv_decode_input(struct sim_conv *c)
 
 	/* Line stride in 4-byte words; the surface stride counts 16 bytes past it. */
 	c->in_addr = conv_reg(c, RKNPU_CNA_FEATURE_DATA_ADDR);
-	c->in_line = line_words * 4;
-	c->in_plane = (surf + line_words) * 16;
+	c->in_line = line_words * 4;	/* 28-bit field: fits */
+	c->in_plane = ((u64)surf + line_words) * 16;
 	if (c->in_line < c->width * RKNPU_ATOM_BYTES)
 		return REFUSE(c, CNA_DMA_CON1, "line stride shorter than a line");
-	if (c->in_plane < c->height * c->in_line)
+	if (c->in_plane < (u64)c->height * c->in_line)
 		return REFUSE(c, CNA_DMA_CON2, "surface stride shorter than the lines");
 
 	if (!data_banks || data_banks > banks ||
@@ -298,7 +300,7 @@ static int conv_fetch_input(const struct sim_conv *c, struct rkaccel_vm *vm, s8 
 
 	for (p = 0; p < planes; p++) {
 		for (row = 0; row < c->height; row++) {
-			u64 addr = (u64)c->in_addr + (u64)p * c->in_plane + (u64)row * c->in_line;
+			u64 addr = c->in_addr + p * c->in_plane + (u64)row * c->in_line;
 
 			if (rkaccel_vm_read(vm, addr, line, line_bytes))
 				return -EFAULT;
@@ -448,6 +450,7 @@ static u32 conv_execute(const struct sim_conv *c, struct rkaccel_vm *vm)
 		u64 addr = (u64)c->out_addr + (u64)p * c->out_plane;
 
 		conv_plane(c, p, b.x, b.w, b.bias, b.out);
+		cond_resched();
 		if (rkaccel_vm_write(vm, addr, b.out, (size_t)c->pixels * RKNPU_ATOM_BYTES)) {
 			err = RKNPU_INT_DMA_WRITE_ERROR;
 			goto out;
