@@ -17,6 +17,8 @@
 
 /* Rows a task may hold: DATAIN_HEIGHT is 11 bits. */
 #define TASK_MAX_ROWS		2047
+/* CONV_CON2.FEATURE_GRAINS (rows + 1 buffered) is 10 bits wide. */
+#define FEATURE_GRAINS_MAX	1023
 /* Entries of a task's tail: next address, next amounts, prefix, enable. */
 #define TAIL_ENTRIES		4
 /* Tasks start on 64-byte boundaries: 8 entries. */
@@ -238,7 +240,9 @@ static void put_cna(struct rkaccel_program *p, const struct layer_plan *lp,
 	put(p, RKNPU_CNA_CONV_CON1, 0);
 	put(p, RKNPU_DPU_S_POINTER, 0xe);
 	put(p, RKNPU_RDMA_S_POINTER, 0xe);
-	put(p, RKNPU_CNA_CONV_CON2, field(RKNPU_CONV_CON2_FEATURE_GRAINS, t->rows + 1));
+	put(p, RKNPU_CNA_CONV_CON2, field(RKNPU_CONV_CON2_FEATURE_GRAINS,
+					  t->rows < FEATURE_GRAINS_MAX ? t->rows + 1 :
+									 FEATURE_GRAINS_MAX));
 	put(p, RKNPU_CNA_CONV_CON3, field(RKNPU_CONV_CON3_STRIDE_X, 1) |
 	    field(RKNPU_CONV_CON3_STRIDE_Y, 1));
 	put(p, RKNPU_CNA_DATA_SIZE0, field(RKNPU_DATA_SIZE0_WIDTH, 1) |
@@ -465,6 +469,9 @@ int rkaccel_program_compile(const struct rkaccel_model_desc *desc,
 		return -ENOMEM;
 	p->chain_max = info->max_tasks;
 	ret = compile_layers(p, desc, banks);
+	/* the driver takes at most max_tasks hardware tasks in one job */
+	if (!ret && p->num_tasks > info->max_tasks)
+		ret = -E2BIG;
 	if (ret) {
 		rkaccel_program_free(p);
 		return ret;

@@ -80,9 +80,12 @@ static void handle_put(struct mem_handle *h)
 static void handle_drop(int fd, uint32_t handle)
 {
 	struct mem_handle *h = handle_get(fd, handle);
+	struct drm_gem_close c = { .handle = handle };
 
 	if (h)
 		handle_put(h);
+	else	/* no entry existed, so no mem holds it: close it here */
+		drmIoctl(fd, DRM_IOCTL_GEM_CLOSE, &c);
 }
 
 /* Map @handle's BO and wrap it as a mem; takes over the handle reference @h. */

@@ -386,4 +386,22 @@ TEST_F(fail, mac_time_follows_clock)
 	EXPECT_LE(macs * 1000 / 1024, ns) TH_LOG("job took %llu ns", (unsigned long long)ns);
 }
 
+/* One job holds at most max_tasks hardware tasks: a bigger program is refused. */
+TEST_F(fail, too_many_tasks_refused)
+{
+	uint32_t features[2] = { 3000, 130 };	/* 2 kernel tiles x 2 row tiles */
+	struct rkaccel_info info = self->e.info;
+	struct rkaccel_program *prog;
+
+	ASSERT_EQ(0, rkaccel_model_random(9, 40, 1, features, 0, &self->e.model));
+	info.max_tasks = 3;
+	EXPECT_EQ(-E2BIG, rkaccel_program_compile(rkaccel_model_desc(self->e.model), &info,
+						  &prog));
+	info.max_tasks = 4;
+	ASSERT_EQ(0, rkaccel_program_compile(rkaccel_model_desc(self->e.model), &info, &prog));
+	EXPECT_EQ(4, rkaccel_program_tasks(prog));
+	EXPECT_EQ(1, rkaccel_program_starts(prog));
+	rkaccel_program_free(prog);
+}
+
 TEST_HARNESS_MAIN

@@ -260,9 +260,11 @@ struct rkaccel_pc_start {
  * rkaccel_program_compile - compile @desc for the device described by
  * @info: each layer becomes 1x1-convolution tasks tiled so that feature
  * map and weights of every task fit the core's convolution buffer, chained
- * through their tails, at most @info->max_tasks per PC start. Stores the
- * program in *@prog. -EINVAL for a model rkaccel_model_validate() refuses,
- * -ERANGE when a scale or folded bias cannot be represented, -ENOMEM.
+ * through their tails. Stores the program in *@prog. -EINVAL for a model
+ * rkaccel_model_validate() refuses, -ERANGE when a scale or folded bias
+ * cannot be represented, -E2BIG when one inference needs more hardware
+ * tasks than one job holds (@info->max_tasks: 4095 on RK3588; use fewer
+ * rows per inference), -ENOMEM.
  */
 int rkaccel_program_compile(const struct rkaccel_model_desc *desc,
 			    const struct rkaccel_info *info, struct rkaccel_program **prog);
@@ -279,7 +281,7 @@ const void *rkaccel_program_weights(const struct rkaccel_program *prog);
 /* rkaccel_program_tasks - hardware tasks of one inference. */
 uint32_t rkaccel_program_tasks(const struct rkaccel_program *prog);
 
-/* rkaccel_program_starts - PC starts of one inference (1 unless very long). */
+/* rkaccel_program_starts - PC starts of one inference (one chain: 1 today). */
 uint32_t rkaccel_program_starts(const struct rkaccel_program *prog);
 
 /* rkaccel_program_macs - multiply-accumulates of one inference. */
