@@ -237,25 +237,11 @@ TEST_F(ctxl, bad_arguments)
 	EXPECT_EQ(-EINVAL, rkaccel_ctx_dup(NULL, &self->one));
 }
 
-/* Open file descriptors of this process. */
-static long count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	long n = 0;
-
-	if (!d)
-		return -1;
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
-
 /* TCG guests are slow: a job takes a few ms to come back from the simulator. */
 TEST_F_TIMEOUT(ctxl, cycles_leave_nothing, 180)
 {
 	static const uint32_t tiny_f[] = { 16, 16 };
-	long bos0, ctx0, bos1, ctx1, fds0 = count_fds();
+	long bos0, ctx0, bos1, ctx1, fds0 = rkt_count_fds();
 	int8_t in[16], out[16], ref[16];
 	uint64_t t0 = rkt_now_ns();
 	struct rkaccel_mem *mem = NULL;
@@ -302,7 +288,7 @@ TEST_F_TIMEOUT(ctxl, cycles_leave_nothing, 180)
 	ASSERT_EQ(0, rkt_debugfs_count("contexts", &ctx1));
 	EXPECT_EQ(bos0, bos1);
 	EXPECT_EQ(ctx0, ctx1);
-	EXPECT_EQ(fds0, count_fds());
+	EXPECT_EQ(fds0, rkt_count_fds());
 }
 
 TEST_HARNESS_MAIN

@@ -130,19 +130,6 @@ static int poll_fd(int fd, int ms)
 	return poll(&p, 1, ms);
 }
 
-static long count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	long n = 0;
-
-	if (!d)
-		return -1;
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
-
 TEST_F(zc, zero_copy_pointer_identity_bit_exact)
 {
 	static const uint32_t batches[] = { 1, 3 };
@@ -568,7 +555,7 @@ TEST_F(zc, async_and_close_leave_nothing)
 
 	if (rkt_debugfs_count("bos", &bos0) || rkt_debugfs_count("contexts", &ctx0))
 		SKIP(return, "no debugfs counts");
-	fds0 = count_fds();
+	fds0 = rkt_count_fds();
 	for (i = 0; i < 20; i++) {
 		ASSERT_EQ(0, bind_pipeline(self, 3));
 		ASSERT_EQ(0, fill_native_input(self->ca, 3, 64, self->in, i));
@@ -583,7 +570,7 @@ TEST_F(zc, async_and_close_leave_nothing)
 			self->m[f] = NULL;
 		}
 	}
-	EXPECT_EQ(fds0, count_fds());
+	EXPECT_EQ(fds0, rkt_count_fds());
 	/* Let the last jobs retire before counting. */
 	for (i = 0; i < 100; i++) {
 		ASSERT_EQ(0, rkt_debugfs_count("bos", &bos1));
