@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <xf86drm.h>
@@ -139,4 +141,61 @@ int rkaccel_query(struct rkaccel_device *dev, struct rkaccel_info *info)
 const char *rkaccel_strerror(int err)
 {
 	return strerror(err < 0 ? -err : err);
+}
+
+/*
+ * The device's debugfs directory: accel/ or dri/, named after the device
+ * (the parent of the char device in sysfs) or, on older kernels, the minor.
+ */
+static FILE *open_debugfs_cores(const struct rkaccel_device *dev)
+{
+	const char *root = strstr(dev->path, "/accel/") ? "accel" : "dri";
+	char link[128], target[256], path[384];
+	const char *name;
+	struct stat st;
+	ssize_t n;
+	FILE *f;
+
+	if (fstat(dev->fd, &st))
+		return NULL;
+	snprintf(link, sizeof(link), "/sys/dev/char/%u:%u/device", major(st.st_rdev),
+		 minor(st.st_rdev));
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n > 0) {
+		target[n] = '\0';
+		name = strrchr(target, '/');
+		snprintf(path, sizeof(path), "/sys/kernel/debug/%s/%s/cores", root,
+			 name ? name + 1 : target);
+		f = fopen(path, "r");
+		if (f || errno == EACCES)
+			return f;
+	}
+	snprintf(path, sizeof(path), "/sys/kernel/debug/%s/%u/cores", root, minor(st.st_rdev));
+	return fopen(path, "r");
+}
+
+int rkaccel_core_stats(struct rkaccel_device *dev, struct rkaccel_core_stats *stats,
+		       unsigned int max)
+{
+	unsigned long long jobs, faults, resets, busy;
+	unsigned int core, load, n = 0;
+	char line[160];
+	FILE *f;
+
+	if (!dev || (!stats && max))
+		return -EINVAL;
+	f = open_debugfs_cores(dev);
+	if (!f)
+		return errno == EACCES ? -EACCES : -ENOENT;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%u %llu %llu %llu %llu %u", &core, &jobs, &faults, &resets,
+			   &busy, &load) != 6)
+			continue;	/* the header */
+		stats[n++] = (struct rkaccel_core_stats) {
+			.core = core, .jobs = jobs, .faults = faults, .resets = resets,
+			.busy_ns = busy, .load_permille = load,
+		};
+	}
+	fclose(f);
+	return (int)n;
 }

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* rkaccel-info: print the NPU device, its cores, versions and per-core load. */
 
-#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,57 +13,23 @@ static void usage(FILE *f)
 		   "Print the rkaccel NPU device, its cores, versions and per-core load.\n");
 }
 
-/* The "cores" file of the device's debugfs directory, or NULL. */
-static FILE *open_debugfs_cores(void)
-{
-	static const char *const roots[] = { "/sys/kernel/debug/accel", "/sys/kernel/debug/dri" };
-
-	for (unsigned int i = 0; i < 2; i++) {
-		DIR *d = opendir(roots[i]);
-		struct dirent *e;
-
-		while (d && (e = readdir(d))) {
-			char path[512], name[64] = "";
-			FILE *f;
-
-			snprintf(path, sizeof(path), "%s/%s/name", roots[i], e->d_name);
-			f = fopen(path, "r");
-			if (!f)
-				continue;
-			if (!fgets(name, sizeof(name), f))
-				name[0] = '\0';
-			fclose(f);
-			if (strncmp(name, "rkaccel", 7))
-				continue;
-			snprintf(path, sizeof(path), "%s/%s/cores", roots[i], e->d_name);
-			closedir(d);
-			return fopen(path, "r");
-		}
-		if (d)
-			closedir(d);
-	}
-	return NULL;
-}
-
 /* Per-core counters and the load of the last second, from debugfs. */
-static void print_load(void)
+static void print_load(struct rkaccel_device *dev)
 {
-	FILE *f = open_debugfs_cores();
-	unsigned long long jobs, faults, resets, busy;
-	unsigned int core, load;
-	char line[160];
+	struct rkaccel_core_stats st[8];
+	int n = rkaccel_core_stats(dev, st, 8);
 
-	if (!f) {
-		printf("load:     needs debugfs (mount -t debugfs none /sys/kernel/debug)\n");
+	if (n < 0) {
+		printf("load:     %s (needs root and debugfs mounted)\n", rkaccel_strerror(n));
 		return;
 	}
 	printf("load:     core  jobs  faults  resets  busy_ms  last 1 s\n");
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%u %llu %llu %llu %llu %u", &core, &jobs, &faults, &resets,
-			   &busy, &load) == 6)
-			printf("          %4u  %4llu  %6llu  %6llu  %7llu  %3u.%u%%\n", core, jobs,
-			       faults, resets, busy / 1000000, load / 10, load % 10);
-	fclose(f);
+	for (int i = 0; i < n; i++)
+		printf("          %4u  %4llu  %6llu  %6llu  %7llu  %3u.%u%%\n", st[i].core,
+		       (unsigned long long)st[i].jobs, (unsigned long long)st[i].faults,
+		       (unsigned long long)st[i].resets,
+		       (unsigned long long)(st[i].busy_ns / 1000000),
+		       st[i].load_permille / 10, st[i].load_permille % 10);
 }
 
 int main(int argc, char **argv)
@@ -108,7 +73,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)(info.va_size >> 20));
 	printf("limits:   %u tasks per job, %u KiB CBUF per core\n", info.max_tasks,
 	       info.cbuf_size >> 10);
-	print_load();
+	print_load(dev);
 
 	rkaccel_close(dev);
 	return 0;

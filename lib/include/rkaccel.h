@@ -51,6 +51,25 @@ const char *rkaccel_path(const struct rkaccel_device *dev);
 /* rkaccel_query - fill @info from DRM_IOCTL_RKACCEL_QUERY. */
 int rkaccel_query(struct rkaccel_device *dev, struct rkaccel_info *info);
 
+/** Per-core figures of the driver's debugfs "cores" file. */
+struct rkaccel_core_stats {
+	uint32_t core;
+	uint64_t jobs;			/* jobs run */
+	uint64_t faults;		/* jobs ended by a DMA error */
+	uint64_t resets;		/* resets after a hung job */
+	uint64_t busy_ns;		/* time running jobs, since the device appeared */
+	uint32_t load_permille;		/* busy share of the last second */
+};
+
+/*
+ * rkaccel_core_stats - fill @stats[0..@max) with the device's per-core
+ * figures from debugfs (/sys/kernel/debug/{accel,dri}/<minor>/cores).
+ * Returns the number of cores filled, -ENOENT when debugfs is not mounted,
+ * -EACCES when it is not readable (it needs root), -EINVAL.
+ */
+int rkaccel_core_stats(struct rkaccel_device *dev, struct rkaccel_core_stats *stats,
+		       unsigned int max);
+
 /* rkaccel_soc_name - "RK3588", "RK3576" or "unknown". */
 const char *rkaccel_soc_name(uint32_t soc);
 
