@@ -241,7 +241,7 @@ TEST_F(ctxl, bad_arguments)
 TEST_F_TIMEOUT(ctxl, cycles_leave_nothing, 180)
 {
 	static const uint32_t tiny_f[] = { 16, 16 };
-	long bos0, ctx0, bos1, ctx1, fds0 = rkt_count_fds();
+	long bos0, ctx0, fds0 = rkt_count_fds();
 	int8_t in[16], out[16], ref[16];
 	uint64_t t0 = rkt_now_ns();
 	struct rkaccel_mem *mem = NULL;
@@ -279,15 +279,8 @@ TEST_F_TIMEOUT(ctxl, cycles_leave_nothing, 180)
 	}
 	TH_LOG("1000 cycles in %llu ms",
 	       (unsigned long long)((rkt_now_ns() - t0) / RKT_NSEC_PER_MSEC));
-	for (i = 0; i < 100; i++) {
-		ASSERT_EQ(0, rkt_debugfs_count("bos", &bos1));
-		if (bos1 == bos0)
-			break;
-		usleep(10000);
-	}
-	ASSERT_EQ(0, rkt_debugfs_count("contexts", &ctx1));
-	EXPECT_EQ(bos0, bos1);
-	EXPECT_EQ(ctx0, ctx1);
+	EXPECT_EQ(bos0, rkt_debugfs_settle("bos", bos0));
+	EXPECT_EQ(ctx0, rkt_debugfs_settle("contexts", ctx0));
 	EXPECT_EQ(fds0, rkt_count_fds());
 }
 

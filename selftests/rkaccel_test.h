@@ -483,4 +483,23 @@ static inline int rkt_debugfs_count(const char *what, long *val)
 	return -ENOENT;
 }
 
+/*
+ * Wait up to 2 s for a debugfs count to come to @want: a job's BOs and
+ * context are released when the scheduler frees it, a little after its
+ * fence. Returns the last count, -1 when it is not exposed.
+ */
+static inline long rkt_debugfs_settle(const char *what, long want)
+{
+	long v = -1;
+
+	for (int i = 0; i < 200; i++) {
+		if (rkt_debugfs_count(what, &v))
+			return -1;
+		if (v == want)
+			break;
+		usleep(10000);
+	}
+	return v;
+}
+
 #endif /* RKACCEL_TEST_H */

@@ -47,21 +47,6 @@ static long shmem_kib(void)
 	return kib;
 }
 
-/* Wait until a debugfs count drops to @want (freeing may trail close). */
-static long settle_count(const char *what, long want)
-{
-	long v = -1;
-
-	for (int i = 0; i < 200; i++) {
-		if (rkt_debugfs_count(what, &v))
-			return -1;
-		if (v == want)
-			break;
-		usleep(10000);
-	}
-	return v;
-}
-
 /* One file with a regcmd BO, a context and a syncobj. */
 struct client {
 	int fd;
@@ -135,9 +120,9 @@ TEST_F_TIMEOUT(stress, many_files, 120)
 	}
 
 	if (have_debugfs) {
-		EXPECT_EQ(bos0, settle_count("bos", bos0)) TH_LOG("BOs leaked");
-		EXPECT_EQ(ctxs0, settle_count("contexts", ctxs0)) TH_LOG("contexts leaked");
-		EXPECT_EQ(files0, settle_count("files", files0)) TH_LOG("files leaked");
+		EXPECT_EQ(bos0, rkt_debugfs_settle("bos", bos0)) TH_LOG("BOs leaked");
+		EXPECT_EQ(ctxs0, rkt_debugfs_settle("contexts", ctxs0)) TH_LOG("contexts leaked");
+		EXPECT_EQ(files0, rkt_debugfs_settle("files", files0)) TH_LOG("files leaked");
 	}
 	shm1 = shmem_kib();
 	if (shm0 >= 0 && shm1 >= 0) {
@@ -207,8 +192,8 @@ TEST_F_TIMEOUT(stress, many_jobs_no_leak, 120)
 	}
 	ASSERT_EQ(0, rkt_syncobj_wait(c.fd, c.out, rkt_deadline_ms(60000)));
 	client_fini(&c);
-	EXPECT_EQ(bos0, settle_count("bos", bos0));
-	EXPECT_EQ(ctxs0, settle_count("contexts", ctxs0));
+	EXPECT_EQ(bos0, rkt_debugfs_settle("bos", bos0));
+	EXPECT_EQ(ctxs0, rkt_debugfs_settle("contexts", ctxs0));
 }
 
 TEST_F(stress, debugfs_counts_follow_objects)
@@ -236,9 +221,9 @@ TEST_F(stress, debugfs_counts_follow_objects)
 	EXPECT_EQ(ctxs0 + 5, ctxs1);
 	EXPECT_EQ(files0 + 1, files1);
 	close(fd);
-	EXPECT_EQ(bos0, settle_count("bos", bos0));
-	EXPECT_EQ(ctxs0, settle_count("contexts", ctxs0));
-	EXPECT_EQ(files0, settle_count("files", files0));
+	EXPECT_EQ(bos0, rkt_debugfs_settle("bos", bos0));
+	EXPECT_EQ(ctxs0, rkt_debugfs_settle("contexts", ctxs0));
+	EXPECT_EQ(files0, rkt_debugfs_settle("files", files0));
 }
 
 TEST_F(stress, prime_import_no_leak)
@@ -265,7 +250,7 @@ TEST_F(stress, prime_import_no_leak)
 		close(fd2);
 	}
 	close(fd1);
-	EXPECT_EQ(bos0, settle_count("bos", bos0));
+	EXPECT_EQ(bos0, rkt_debugfs_settle("bos", bos0));
 }
 
 struct worker {

@@ -187,7 +187,7 @@ TEST_F(zc, dmabuf_export_import)
 	struct rkaccel_device *dev2;
 	struct rkaccel_mem *same = NULL, *other = NULL;
 	size_t ni = nat(64, 1), no = nat(32, 1);
-	long bos0, bos1;
+	long bos0;
 	int fd, have_count = !rkt_debugfs_count("bos", &bos0);
 
 	ASSERT_EQ(0, rkaccel_open(NULL, &dev2));
@@ -234,18 +234,8 @@ TEST_F(zc, dmabuf_export_import)
 	rkaccel_mem_free(self->m[0]);
 	self->m[0] = NULL;
 	rkaccel_close(dev2);
-	if (have_count) {
-		int i;
-
-		/* Finished jobs drop their BO references from a worker: allow it 1 s. */
-		for (i = 0; i < 100; i++) {
-			ASSERT_EQ(0, rkt_debugfs_count("bos", &bos1));
-			if (bos1 == bos0)
-				break;
-			usleep(10000);
-		}
-		EXPECT_EQ(bos0, bos1);
-	}
+	if (have_count)
+		EXPECT_EQ(bos0, rkt_debugfs_settle("bos", bos0));
 }
 
 /* Bind model A (in m0 -> m1) and model B (m1 -> m2), both with batch @b. */
@@ -550,7 +540,7 @@ TEST_F(zc, bad_arguments)
 
 TEST_F(zc, async_and_close_leave_nothing)
 {
-	long bos0, bos1, ctx0, ctx1, fds0;
+	long bos0, ctx0, fds0;
 	int i, f;
 
 	if (rkt_debugfs_count("bos", &bos0) || rkt_debugfs_count("contexts", &ctx0))
@@ -571,16 +561,8 @@ TEST_F(zc, async_and_close_leave_nothing)
 		}
 	}
 	EXPECT_EQ(fds0, rkt_count_fds());
-	/* Let the last jobs retire before counting. */
-	for (i = 0; i < 100; i++) {
-		ASSERT_EQ(0, rkt_debugfs_count("bos", &bos1));
-		if (bos1 == bos0)
-			break;
-		usleep(10000);
-	}
-	ASSERT_EQ(0, rkt_debugfs_count("contexts", &ctx1));
-	EXPECT_EQ(bos0, bos1);
-	EXPECT_EQ(ctx0, ctx1);
+	EXPECT_EQ(bos0, rkt_debugfs_settle("bos", bos0));
+	EXPECT_EQ(ctx0, rkt_debugfs_settle("contexts", ctx0));
 }
 
 TEST_HARNESS_MAIN
