@@ -41,7 +41,6 @@ struct rkaccel_program {
 	uint32_t num_relocs, cap_relocs;
 	uint8_t *weights;
 	size_t size[RKACCEL_BUF_COUNT];
-	uint32_t chain_max;	/* tasks per PC start */
 	uint64_t macs;
 	int err;		/* first allocation failure while building */
 };
@@ -467,7 +466,6 @@ int rkaccel_program_compile(const struct rkaccel_model_desc *desc,
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	p->chain_max = info->max_tasks;
 	ret = compile_layers(p, desc, banks);
 	/* the driver takes at most max_tasks hardware tasks in one job */
 	if (!ret && p->num_tasks > info->max_tasks)
@@ -508,7 +506,7 @@ uint32_t rkaccel_program_tasks(const struct rkaccel_program *prog)
 
 uint32_t rkaccel_program_starts(const struct rkaccel_program *prog)
 {
-	return DIV_UP(prog->num_tasks, prog->chain_max);
+	return prog->num_tasks ? 1 : 0;
 }
 
 uint64_t rkaccel_program_macs(const struct rkaccel_program *prog)
@@ -516,7 +514,7 @@ uint64_t rkaccel_program_macs(const struct rkaccel_program *prog)
 	return prog->macs;
 }
 
-/* Link task @t to @t + 1 through its tail, unless a new PC start begins there. */
+/* Link task @t to @t + 1 through its tail; the last one ends the chain. */
 static void link_task(const struct rkaccel_program *p, uint32_t t, uint64_t regcmd_addr,
 		      uint64_t *out)
 {
@@ -524,7 +522,7 @@ static void link_task(const struct rkaccel_program *p, uint32_t t, uint64_t regc
 	uint32_t next = t + 1;
 	uint32_t addr = 0, amounts = 0;
 
-	if (next < p->num_tasks && next % p->chain_max) {
+	if (next < p->num_tasks) {
 		addr = (uint32_t)(regcmd_addr + (uint64_t)p->task_start[next] * sizeof(uint64_t));
 		amounts = (task_entries(p, next) + 1) / 2 - 1;
 	}
@@ -550,18 +548,14 @@ int rkaccel_program_emit(const struct rkaccel_program *prog,
 
 		out[r->entry] = (e & ~(0xffffffffull << 16)) | ((uint64_t)val << 16);
 	}
-	for (i = 0; i < prog->num_tasks; i++) {
+	/* one chain: compile refused programs longer than one job */
+	for (i = 0; i < prog->num_tasks; i++)
 		link_task(prog, i, addr[RKACCEL_BUF_REGCMD], out);
-		if (i % prog->chain_max == 0) {
-			struct rkaccel_pc_start *s = &starts[i / prog->chain_max];
-
-			s->regcmd_addr = addr[RKACCEL_BUF_REGCMD] +
-					 (uint64_t)prog->task_start[i] * sizeof(uint64_t);
-			s->regcmd_count = task_entries(prog, i);
-			s->task_count = prog->num_tasks - i < prog->chain_max ?
-					prog->num_tasks - i : prog->chain_max;
-		}
-	}
+	starts[0] = (struct rkaccel_pc_start){
+		.regcmd_addr = addr[RKACCEL_BUF_REGCMD],
+		.regcmd_count = task_entries(prog, 0),
+		.task_count = prog->num_tasks,
+	};
 	for (i = 0; i < prog->num_cmds; i++)
 		out[i] = htole64(out[i]);
 	return 0;
