@@ -1271,25 +1271,13 @@ TEST_F(sub, destroy_ctx_with_jobs_queued)
 	}
 }
 
-/* debugfs "cores": load_permille of @core over the last second, or -1. */
-static int core_load(unsigned int core)
+/* Load of core 0 over the last second, per mille, or -1 without debugfs. */
+static int core0_load(struct rkaccel_device *dev)
 {
-	char dir[400], path[512], line[160];
-	unsigned int idx, load;
-	int ret = -1;
-	FILE *f;
+	struct rkaccel_core_stats st[4];	/* RK3588 has 3 */
 
-	if (rkt_debugfs_dir(dir, sizeof(dir)))
-		return -1;
-	snprintf(path, sizeof(path), "%s/cores", dir);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%u %*u %*u %*u %*u %u", &idx, &load) == 2 && idx == core)
-			ret = (int)load;
-	fclose(f);
-	return ret;
+	return rkaccel_core_stats(dev, st, 4) > 0 ?
+	       (int)st[0].load_permille : -1;
 }
 
 /* The load figure is a moving window: busy while a job runs, 0 a second after. */
@@ -1300,7 +1288,7 @@ TEST_F_TIMEOUT(sub, debugfs_load_window, 30)
 	uint32_t ctx;
 	int during, after, idle;
 
-	if (core_load(0) < 0)
+	if (core0_load(self->dev) < 0)
 		SKIP(return, "no debugfs cores file");
 	ASSERT_EQ(0, set_sim_task_ns(self, 200000));
 	ASSERT_EQ(0, rkt_chain_build(self->cmd.map, self->cmd.npu_addr, REGCMD_BO_SIZE, 0,
@@ -1310,11 +1298,11 @@ TEST_F_TIMEOUT(sub, debugfs_load_window, 30)
 	usleep(1100000);	/* whatever ran before leaves the window */
 	ASSERT_EQ(0, rkt_submit(self->fd, ctx, &t, 1, &self->bo, 1, NULL, 0, self->out, 0));
 	usleep(200000);
-	during = core_load(0);
+	during = core0_load(self->dev);
 	ASSERT_EQ(0, wait_ok(self->fd, self->out, 10000));
-	after = core_load(0);
+	after = core0_load(self->dev);
 	usleep(1300000);
-	idle = core_load(0);
+	idle = core0_load(self->dev);
 	EXPECT_LT(100, during) TH_LOG("load while a job runs: %d per mille", during);
 	EXPECT_LT(250, after) TH_LOG("load after a 400 ms job: %d per mille", after);
 	EXPECT_EQ(0, idle) TH_LOG("load a second after the job: %d per mille", idle);
