@@ -18,6 +18,7 @@
 
 #include <drm/drm_managed.h>
 #include <drm/drm_print.h>
+#include <linux/delay.h>
 #include <linux/hrtimer.h>
 #include <linux/module.h>
 #include <linux/sched.h>
@@ -55,6 +56,10 @@ MODULE_PARM_DESC(sim_time_scale, "Simulator: multiply the modelled time (default
 static bool sim_compute = true;
 module_param(sim_compute, bool, 0644);
 MODULE_PARM_DESC(sim_compute, "Simulator: compute results (1) or only model time (0)");
+
+static unsigned int sim_host_delay_us;
+module_param(sim_host_delay_us, uint, 0644);
+MODULE_PARM_DESC(sim_host_delay_us, "Simulator: extra host time per executed task, us, a slow host for tests (default 0)");
 
 /* The int8 MAC array: 1024 multiply-accumulates per cycle. */
 #define SIM_MACS_PER_CYCLE	1024
@@ -367,6 +372,8 @@ static void sim_exec(struct work_struct *work)
 		WRITE_ONCE(sim->exec_tasks, ++done);
 		addr = task.next_addr;
 		count = (task.next_amounts + 1) * 2;
+		if (READ_ONCE(sim_host_delay_us))
+			fsleep(READ_ONCE(sim_host_delay_us));
 		cond_resched();
 	}
 

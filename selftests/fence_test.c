@@ -39,8 +39,11 @@ FIXTURE_SETUP(fence)
 	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 250000));
 }
 
+#define SIM_HOST_DELAY_PATH	"/sys/module/rkaccel/parameters/sim_host_delay_us"
+
 FIXTURE_TEARDOWN(fence)
 {
+	rkt_param_write_u64(SIM_HOST_DELAY_PATH, 0);
 	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, self->sim_ns ? self->sim_ns : 10000);
 	rkaccel_close(self->dev);
 }
@@ -125,6 +128,26 @@ TEST_F(fence, out_sync_pending_while_running)
 	EXPECT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(10000)));
 	EXPECT_LE(200 * RKT_NSEC_PER_MSEC, rkt_now_ns() - t0);
 	EXPECT_EQ(1, status_of(self->fd, out));
+}
+
+TEST_F(fence, slow_host_is_not_a_hang)
+{
+	/*
+	 * The host takes 2 ms to execute each of 400 tasks (0.8 s, past the
+	 * 500 ms timeout) of a chain modelled at 100 ms: the task counter
+	 * moves while it executes, so the timeout sees progress, not a hang
+	 * (found by the debug kernel, whose slowness did the same).
+	 */
+	struct drm_rkaccel_task t = slot_job(self, 0, 400, 0, NULL);
+	uint32_t ctx = new_ctx(self, 0), out = new_syncobj(self->fd);
+	struct drm_rkaccel_ctx_query cq;
+
+	ASSERT_EQ(0, rkt_param_write_u64(SIM_HOST_DELAY_PATH, 2000));
+	ASSERT_EQ(0, sub1(self, ctx, &t, NULL, 0, out, 0));
+	EXPECT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(10000)));
+	EXPECT_EQ(1, status_of(self->fd, out)) TH_LOG("a slow host was taken for a hung core");
+	ASSERT_EQ(0, rkt_ctx_query(self->fd, ctx, &cq));
+	EXPECT_EQ(0, cq.reset_count);
 }
 
 TEST_F(fence, out_sync_replaced_by_next_job)
