@@ -32,14 +32,20 @@ static int is_rkaccel(int fd)
 	return match;
 }
 
+/*
+ * Only a character device can be a DRM node: anything else is refused at
+ * once (O_NONBLOCK: a FIFO never waits for a peer), before any ioctl.
+ */
 static int open_path(const char *path, struct rkaccel_device **dev)
 {
 	struct rkaccel_device *d;
-	int fd = open(path, O_RDWR | O_CLOEXEC);
+	struct stat st;
+	int fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 
 	if (fd < 0)
 		return -errno;
-	if (!is_rkaccel(fd)) {
+	if (fstat(fd, &st) || !S_ISCHR(st.st_mode) ||
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) || !is_rkaccel(fd)) {
 		close(fd);
 		return -ENODEV;
 	}

@@ -7,7 +7,7 @@ TOOL_SRCS := $(wildcard tools/*.c)
 TEST_SRCS := $(wildcard selftests/*_test.c) selftests/cpu_ref.c
 
 CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
-	  -Ilib/include -Iuapi/drm -Ikernel -I$(DRM_INC)
+	  -Ilib/include -Iuapi/drm -Ikernel -Itools -I$(DRM_INC)
 # The harness is written for -Wall; its macros trip -Wextra.
 TEST_CFLAGS := $(CFLAGS) -isystem $(KSFT) -Wno-sign-compare -Wno-unused-parameter
 LDLIBS := $(DRM_LIB) -lpthread -lm
@@ -17,7 +17,7 @@ LIB := $(OUT)/lib/librkaccel.a
 LIB_OBJS := $(LIB_SRCS:lib/%.c=$(OUT)/lib/%.o)
 TOOLS := $(TOOL_SRCS:tools/%.c=$(OUT)/bin/%)
 TESTS := $(TEST_SRCS:selftests/%.c=$(OUT)/selftests/%)
-HDRS := $(wildcard lib/include/*.h lib/*.h uapi/drm/*.h) kernel/rkaccel_npu_regs.h
+HDRS := $(wildcard lib/include/*.h lib/*.h tools/*.h uapi/drm/*.h) kernel/rkaccel_npu_regs.h
 
 all: $(LIB) $(TOOLS) $(TESTS)
 

@@ -35,7 +35,9 @@ struct rkaccel_info {
 /*
  * rkaccel_open - open the device at @path, or when @path is NULL the first
  * accel or render node whose driver is rkaccel. Stores the device in *@dev.
- * Returns 0, -ENODEV when no rkaccel device exists, or the open(2) error.
+ * Returns 0, -ENODEV when no rkaccel device exists or @path is not one
+ * (anything but a character device is refused at once: opening a FIFO
+ * does not wait for a peer), or the open(2) error.
  */
 int rkaccel_open(const char *path, struct rkaccel_device **dev);
 
@@ -164,8 +166,11 @@ int rkaccel_model_parse(const void *buf, size_t len, struct rkaccel_model **mode
 /*
  * rkaccel_model_load - read the model file at @path and parse it as
  * rkaccel_model_parse() does. Besides its errors, returns the open(2) or
- * read(2) error (-ENOENT, -EACCES, ...) and -EFBIG for a file larger than
- * RKACCEL_MODEL_MAX_FILE_SIZE, with a message in @msg.
+ * read(2) error (-ENOENT, -EACCES, ...), -EINVAL at once for anything but
+ * a regular file (the open does not block: a FIFO with no writer is
+ * refused, not waited for) and -EFBIG for a file larger than
+ * RKACCEL_MODEL_MAX_FILE_SIZE, with a message in @msg that starts with
+ * "@path: ".
  */
 int rkaccel_model_load(const char *path, struct rkaccel_model **model,
 		       char *msg, size_t msg_len);
@@ -191,7 +196,8 @@ int rkaccel_model_serialize(const struct rkaccel_model_desc *desc, void **buf, s
 /*
  * rkaccel_model_save - serialize @desc and write it to @path (created with
  * mode 0644 less the umask, or truncated). Returns 0, the errors of
- * rkaccel_model_serialize(), or the open(2)/write(2)/close(2) error.
+ * rkaccel_model_serialize(), or the open(2)/write(2)/close(2) error; the
+ * open does not block: a FIFO with no reader gives -ENXIO at once.
  */
 int rkaccel_model_save(const struct rkaccel_model_desc *desc, const char *path);
 
