@@ -20,7 +20,7 @@
 #include <linux/sync_file.h>
 #include <xf86drm.h>
 
-#include "rkaccel.h"
+#include "internal.h"
 #include "rkaccel_drm.h"
 
 #define CTX_MAX_COPIES	7		/* hidden duplicates: num_cores - 1 at most */
@@ -113,14 +113,12 @@ static int xioctl(int fd, unsigned long req, void *arg)
 	return drmIoctl(fd, req, arg) ? -errno : 0;
 }
 
+/* The handle goes through lib/handle.c: a PRIME self-import may share it. */
 static void bo_free(int fd, struct ctx_bo *bo)
 {
-	struct drm_gem_close c = { .handle = bo->handle };
-
 	if (bo->map)
 		munmap(bo->map, bo->map_len);
-	if (bo->handle)
-		xioctl(fd, DRM_IOCTL_GEM_CLOSE, &c);
+	gem_ref_put(fd, bo->handle);
 	memset(bo, 0, sizeof(*bo));
 }
 
@@ -132,6 +130,8 @@ static int bo_new(int fd, size_t size, uint32_t flags, struct ctx_bo *bo)
 
 	memset(bo, 0, sizeof(*bo));
 	ret = xioctl(fd, DRM_IOCTL_RKACCEL_BO_CREATE, &c);
+	if (!ret)
+		ret = gem_ref_get(fd, c.handle);
 	if (ret)
 		return ret;
 	bo->handle = c.handle;

@@ -226,7 +226,8 @@ int rkaccel_model_random(uint32_t seed, uint32_t rows, uint32_t num_layers,
  * The NPU reads and writes feature maps as planes of 16-byte atoms
  * (NC1HWC2): 16 int8 or 4 int32 channels of one row per atom, a plane per
  * atom's worth of channels, rows padded to a multiple of 4 per plane and
- * channels to a multiple of 32. Documentation/layouts.rst has the picture.
+ * channels to a multiple of 32. Documentation/datapath.rst ("Data layouts")
+ * has the picture.
  */
 
 /* rkaccel_native_size - bytes of @rows x @channels elements of @elem_bytes (1 or 4). */
@@ -509,7 +510,7 @@ struct rkaccel_mem;	/* see the memory section below */
  * as the input of another chains them without a copy.
  * Returns 0 or -EINVAL: NULL @ctx, @which neither INPUT nor OUTPUT, @mem
  * of another device, @offset not a multiple of RKACCEL_MEM_ALIGN, or
- * @offset + B * S beyond @mem->size; -ENOMEM or an ioctl/mmap error (the
+ * @offset + B * S beyond rkaccel_mem_size(@mem); -ENOMEM or an ioctl/mmap error (the
  * binding is then the previous one).
  */
 int rkaccel_ctx_set_io_mem(struct rkaccel_ctx *ctx, enum rkaccel_buffer which,
@@ -560,28 +561,28 @@ int rkaccel_ctx_run_async(struct rkaccel_ctx *ctx, int in_fence_fd, int *out_fen
 /* --- memory: buffers the CPU and the NPU share (zero-copy) ------------------
  *
  * A struct rkaccel_mem is a BO of one device mapped into the caller's address
- * space (virt) and into that device's NPU address space (npu_addr). What the
- * CPU writes at virt the NPU reads at npu_addr, with no copy in between: bind
- * it to a context with rkaccel_ctx_set_io_mem(). A mem may be exported as a
- * dma-buf fd and imported on another device file (or by another process)
- * with rkaccel_mem_from_fd(); the import has its own npu_addr and handle.
+ * space (rkaccel_mem_ptr()) and into that device's NPU address space
+ * (rkaccel_mem_npu_addr()). What the CPU writes at the one the NPU reads at
+ * the other, with no copy in between: bind it to a context with
+ * rkaccel_ctx_set_io_mem(). A mem may be exported as a dma-buf fd and
+ * imported on another device file (or by another process) with
+ * rkaccel_mem_from_fd(); the import has its own NPU address and handle.
  * Free every mem before closing its device.
+ *
+ * GEM handles: a DRM file holds one handle per BO, and PRIME gives back the
+ * handle the file already has. The library counts its own holders of a
+ * handle (mems and contexts alike) and closes it with the last, so
+ * importing a buffer of a context or mem of the same device (a
+ * self-import) shares the handle and never closes it under them. A handle
+ * the application created with raw ioctls is not counted: do not import its
+ * buffer through the library on the same file.
  */
 
 /* Byte alignment rkaccel_ctx_set_io_mem() requires of an offset into a mem. */
 #define RKACCEL_MEM_ALIGN	64
 
-/** A buffer shared by the CPU and the NPU of one device. */
-struct rkaccel_mem {
-	void *virt;		/* CPU address of byte 0, mapped read-write */
-	size_t size;		/* usable bytes at virt (what was asked for) */
-	uint64_t npu_addr;	/* NPU address of byte 0 in the device's address space */
-	uint32_t handle;	/* GEM handle on rkaccel_fd() of the device */
-	/* Private to the library: do not touch. */
-	int dev_fd;		/* rkaccel_fd() of the device it belongs to */
-	size_t map_len;		/* bytes mapped at virt (page-rounded BO size) */
-	void *priv;		/* handle reference shared with other imports */
-};
+/** A buffer shared by the CPU and the NPU of one device (opaque). */
+struct rkaccel_mem;
 
 /*
  * rkaccel_mem_alloc - create a BO of @size bytes (rounded up to a page for
@@ -619,6 +620,21 @@ int rkaccel_mem_export(struct rkaccel_mem *mem, int *dmabuf_fd);
  * context must be unbound (or the context destroyed) first. NULL is a no-op.
  */
 void rkaccel_mem_free(struct rkaccel_mem *mem);
+
+/* rkaccel_mem_ptr - the CPU address of byte 0, mapped read-write (NULL for NULL). */
+void *rkaccel_mem_ptr(const struct rkaccel_mem *mem);
+
+/* rkaccel_mem_size - the usable bytes at rkaccel_mem_ptr(): the size asked for. */
+size_t rkaccel_mem_size(const struct rkaccel_mem *mem);
+
+/* rkaccel_mem_npu_addr - the NPU address of byte 0 in its device's address space. */
+uint64_t rkaccel_mem_npu_addr(const struct rkaccel_mem *mem);
+
+/*
+ * rkaccel_mem_handle - its GEM handle on rkaccel_fd() of its device, for
+ * raw ioctls; it stays the library's (do not close it).
+ */
+uint32_t rkaccel_mem_handle(const struct rkaccel_mem *mem);
 
 #ifdef __cplusplus
 }
