@@ -8,6 +8,7 @@
  */
 
 #include <poll.h>
+#include <time.h>
 
 #include "kselftest_harness.h"
 #include "conv_run.h"
@@ -433,6 +434,57 @@ TEST_F(zc, self_import_shares_context_handle)
 	EXPECT_EQ(0, rkt_bo_info(fd, h_victim, &bi)) TH_LOG("a handle was closed twice");
 	EXPECT_NE(0, rkt_bo_info(fd, h_out, &bi));
 	rkaccel_mem_free(victim);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/*
+ * Slice 0 faults at once, the other slices take 300 ms a task: an async run
+ * must return at once all the same, never wait in the library for the slow
+ * slices. The fault is seen either at the call (its error, no fence) or on
+ * the fence; both count, but at least one attempt must see it at the call,
+ * the case where a merge would have dropped the error.
+ */
+TEST_F_TIMEOUT(zc, async_never_waits_on_failed_slice, 120)
+{
+	uint32_t b = self->info.num_cores, attempt, at_call = 0;
+	int f, ret;
+
+	ASSERT_EQ(0, rkaccel_ctx_create(self->dev, self->a, 0, &self->ca));
+	ASSERT_EQ(0, rkaccel_ctx_set_batch(self->ca, b));
+	ASSERT_EQ(b - 1, rkaccel_ctx_copies(self->ca));
+	ASSERT_EQ(0, rkaccel_ctx_run_native(self->ca));
+	ASSERT_EQ(0, break_regcmd(self->ca, rkaccel_fd(self->dev)));
+	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 300000000));
+	for (attempt = 0; attempt < 4; attempt++) {
+		double t0 = now_ms(), dt;
+
+		f = -1;
+		ret = rkaccel_ctx_run_async(self->ca, -1, &f);
+		dt = now_ms() - t0;
+		EXPECT_GT(250.0, dt) TH_LOG("attempt %u: run_async took %.0f ms, ret %d",
+					    attempt, dt, ret);
+		if (ret) {
+			EXPECT_EQ(-1, f);
+			EXPECT_GT(0, ret);
+			at_call++;
+		} else {
+			EXPECT_EQ(1, poll_fd(f, 20000));
+			EXPECT_GT(0, fence_status(f));
+			close(f);
+		}
+		/* what was left running ends; the wait is bounded */
+		EXPECT_EQ(0, rkaccel_ctx_wait(self->ca, 20000000000ll));
+	}
+	EXPECT_LT(0, at_call) TH_LOG("the fault was never seen at the call");
+	TH_LOG("the fault was seen at the call in %u of 4 attempts", at_call);
+	EXPECT_EQ(0, rkaccel_ctx_wait(self->ca, 0));
 }
 
 TEST_F(zc, tensor_attrs)

@@ -349,8 +349,14 @@ int rkaccel_program_emit(const struct rkaccel_program *prog,
  * converting or copying anything. rkaccel_ctx_set_core_mask() pins a
  * batch-1 context to cores; rkaccel_ctx_query_tensor() describes its I/O.
  *
- * A context and its duplicates must not be run from two threads at once;
- * different contexts may. The device must outlive every context on it.
+ * One call at a time runs or changes a context: rkaccel_ctx_run(),
+ * rkaccel_ctx_run_native(), rkaccel_ctx_run_async(), rkaccel_ctx_wait(),
+ * rkaccel_ctx_set_batch(), rkaccel_ctx_set_io_mem() and
+ * rkaccel_ctx_set_core_mask() return -EBUSY, changing nothing, while another
+ * of them is under way on the same context in another thread. Different
+ * contexts (duplicates of rkaccel_ctx_dup() too) run at the same time.
+ * rkaccel_ctx_destroy() must not race any of them. The device must
+ * outlive every context on it.
  */
 
 /* Largest batch rkaccel_ctx_set_batch() accepts. */
@@ -388,7 +394,7 @@ int rkaccel_ctx_dup(struct rkaccel_ctx *src, struct rkaccel_ctx **dup);
  * the context's own kernel context is replaced by one with core mask 0;
  * @batch 1 restores the mask given to rkaccel_ctx_create().
  * Returns 0, -EINVAL for @batch 0 or above RKACCEL_CTX_MAX_BATCH (the
- * context is then unchanged), -ENOMEM or an ioctl error.
+ * context is then unchanged), -EBUSY, -ENOMEM or an ioctl error.
  */
 int rkaccel_ctx_set_batch(struct rkaccel_ctx *ctx, uint32_t batch);
 
@@ -415,10 +421,10 @@ size_t rkaccel_ctx_output_size(const struct rkaccel_ctx *ctx);
  * exactly rkaccel_ctx_input_size()) into @out (@out_len bytes, exactly
  * rkaccel_ctx_output_size()), slice by slice as described above.
  * Returns 0, -EINVAL (NULL buffer or a length that does not match),
- * -ENOMEM, -EAGAIN (no thread could be started), the error of a failed
- * ioctl, or the error the job's fence was signalled with (-EIO, -ETIMEDOUT,
- * -ECANCELED, ...) of a failing slice. On an error
- * the content of @out is undefined.
+ * -EBUSY (another call on @ctx is under way), -ENOMEM, -EAGAIN (no thread
+ * could be started), the error of a failed ioctl, or the error the job's
+ * fence was signalled with (-EIO, -ETIMEDOUT, -ECANCELED, ...) of a
+ * failing slice. On an error the content of @out is undefined.
  */
 int rkaccel_ctx_run(struct rkaccel_ctx *ctx, const void *in, size_t in_len, void *out,
 		    size_t out_len);
@@ -461,7 +467,8 @@ void rkaccel_ctx_destroy(struct rkaccel_ctx *ctx);
  * with that mask; rkaccel_ctx_set_batch(ctx, 1) keeps it from then on.
  * Only for batch 1: a batch runs with mask 0 on every context.
  * Returns 0, -EINVAL (NULL @ctx, a bit naming a core the device does not
- * have, or a batch above 1; the context is then unchanged), or an ioctl error.
+ * have, or a batch above 1; the context is then unchanged), -EBUSY or an
+ * ioctl error.
  */
 int rkaccel_ctx_set_core_mask(struct rkaccel_ctx *ctx, uint32_t mask);
 
@@ -505,13 +512,14 @@ struct rkaccel_mem;	/* see the memory section below */
  * converts into and out of @mem. @mem NULL unbinds (@offset ignored).
  * @mem must outlive the binding, and rkaccel_ctx_set_batch() refuses a
  * batch the bound memory cannot hold. Wait for the fences of
- * rkaccel_ctx_run_async() before rebinding or changing the batch: both
- * rewrite the register commands that queued jobs read. Binding the output of one context
- * as the input of another chains them without a copy.
+ * rkaccel_ctx_run_async() (or with rkaccel_ctx_wait()) before rebinding or
+ * changing the batch: both rewrite the register commands that queued jobs
+ * read. Binding the output of one context as the input of another chains
+ * them without a copy.
  * Returns 0 or -EINVAL: NULL @ctx, @which neither INPUT nor OUTPUT, @mem
  * of another device, @offset not a multiple of RKACCEL_MEM_ALIGN, or
- * @offset + B * S beyond rkaccel_mem_size(@mem); -ENOMEM or an ioctl/mmap error (the
- * binding is then the previous one).
+ * @offset + B * S beyond rkaccel_mem_size(@mem); -EBUSY; -ENOMEM or an
+ * ioctl/mmap error (the binding is then the previous one).
  */
 int rkaccel_ctx_set_io_mem(struct rkaccel_ctx *ctx, enum rkaccel_buffer which,
 			   struct rkaccel_mem *mem, size_t offset);
@@ -535,7 +543,7 @@ void *rkaccel_ctx_io_ptr(const struct rkaccel_ctx *ctx, enum rkaccel_buffer whic
  * rkaccel_ctx_slice_info() reports them.
  * Returns 0, -EINVAL (NULL @ctx; a buffer left unbound while the batch is
  * larger than 1 + rkaccel_ctx_copies(), so that slices would share it),
- * -EAGAIN, an ioctl error or the error a job's fence carries.
+ * -EBUSY, -EAGAIN, an ioctl error or the error a job's fence carries.
  */
 int rkaccel_ctx_run_native(struct rkaccel_ctx *ctx);
 
@@ -546,16 +554,32 @@ int rkaccel_ctx_run_native(struct rkaccel_ctx *ctx);
  * is not -1 (a sync_file fd; it stays the caller's). Stores in
  * *@out_fence_fd a new sync_file fd (the caller closes it) that signals
  * when every slice is done, with an error status (SYNC_IOC_FILE_INFO) when
- * a job failed. (A sync_file merge drops fences that have already
- * signalled, and their errors; when a slice has already failed by then,
- * this waits for the others and returns the failed slice's fence.) poll(2) it for POLLIN, or pass it as the in-fence of the
+ * a job failed. poll(2) it for POLLIN, or pass it as the in-fence of the
  * next run. Until it signals the bound memory belongs to the NPU and
  * rkaccel_ctx_slice_info() reports nothing for this run.
+ *
+ * It never waits for a job. A sync_file merge drops fences that have
+ * already signalled, and their errors with them: so when a slice's job has
+ * already failed by the time the fences are merged, the call returns that
+ * job's error (-EIO, -ETIMEDOUT, -ECANCELED, ...) and no fence.
+ *
  * Returns 0, -EINVAL as rkaccel_ctx_run_native() or for a NULL
- * @out_fence_fd, or the error of an import, submit, export or merge (jobs
- * already queued then still run).
+ * @out_fence_fd, -EBUSY, the error of an import, submit, export or merge,
+ * or the error of a slice that already failed. On an error the jobs
+ * already queued still run: rkaccel_ctx_wait() waits for them.
  */
 int rkaccel_ctx_run_async(struct rkaccel_ctx *ctx, int in_fence_fd, int *out_fence_fd);
+
+/*
+ * rkaccel_ctx_wait - wait until every job queued on @ctx and its hidden
+ * duplicates has ended, successfully or not (their errors are reported by
+ * the runs and fences), for at most @timeout_ns nanoseconds (negative: no
+ * limit). For the jobs left running after rkaccel_ctx_run_async() failed,
+ * or before rebinding memory or changing the batch.
+ * Returns 0, -ETIME when the time ran out first, -EINVAL, -EBUSY or an
+ * ioctl error.
+ */
+int rkaccel_ctx_wait(struct rkaccel_ctx *ctx, int64_t timeout_ns);
 
 
 /* --- memory: buffers the CPU and the NPU share (zero-copy) ------------------
