@@ -468,7 +468,7 @@ TEST_F_TIMEOUT(zc, async_never_waits_on_failed_slice, 120)
 		f = -1;
 		ret = rkaccel_ctx_run_async(self->ca, -1, &f);
 		dt = now_ms() - t0;
-		EXPECT_GT(250.0, dt) TH_LOG("attempt %u: run_async took %.0f ms, ret %d",
+		EXPECT_GT(400.0, dt) TH_LOG("attempt %u: run_async took %.0f ms, ret %d",
 					    attempt, dt, ret);
 		if (ret) {
 			EXPECT_EQ(-1, f);
