@@ -106,6 +106,11 @@ const char *rkaccel_path(const struct rkaccel_device *dev)
 	return dev->path;
 }
 
+uint32_t rkaccel_lib_version(void)
+{
+	return RKACCEL_LIB_VERSION;
+}
+
 const char *rkaccel_soc_name(uint32_t soc)
 {
 	switch (soc) {

@@ -68,6 +68,7 @@ check dt_bindings scripts/check-dt.sh bindings
 check dt_examples scripts/check-dt.sh examples
 check dt_overlays scripts/check-dt.sh overlays
 check install_files scripts/check-install.sh files
+check lib_shared_symbols scripts/check-install.sh shared
 check dkms_build_arm64 scripts/check-install.sh dkms
 check man_pages manlint Documentation/man/*.[0-9]
 # Userspace that needs no device, built for this host by make all.

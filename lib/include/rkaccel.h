@@ -15,6 +15,27 @@
 extern "C" {
 #endif
 
+/*
+ * The library's version, of this header: the shared library is
+ * librkaccel.so.MAJOR (soname), and a minor version only adds to the API.
+ * Not the driver's version, which rkaccel_query() reports.
+ */
+#define RKACCEL_LIB_VERSION_MAJOR	1
+#define RKACCEL_LIB_VERSION_MINOR	0
+#define RKACCEL_LIB_VERSION_PATCH	0
+#define RKACCEL_LIB_VERSION_CODE(major, minor, patch) \
+	(((major) << 16) | ((minor) << 8) | (patch))
+#define RKACCEL_LIB_VERSION \
+	RKACCEL_LIB_VERSION_CODE(RKACCEL_LIB_VERSION_MAJOR, RKACCEL_LIB_VERSION_MINOR, \
+				 RKACCEL_LIB_VERSION_PATCH)
+
+/*
+ * rkaccel_lib_version - the version of the library running, as
+ * RKACCEL_LIB_VERSION_CODE(major, minor, patch): with the shared library it
+ * may be newer than the RKACCEL_LIB_VERSION the program was compiled with.
+ */
+uint32_t rkaccel_lib_version(void);
+
 /** An open rkaccel device. */
 struct rkaccel_device;
 
