@@ -360,7 +360,7 @@ static int break_regcmd(struct rkaccel_ctx *ctx, int fd)
 
 TEST_F(zc, async_fence_carries_error)
 {
-	int f, attempt;
+	int f, attempt, ret;
 
 	/* Batch 2 without bound memory: one slice per context, own buffers. */
 	ASSERT_EQ(0, rkaccel_ctx_create(self->dev, self->a, 0, &self->ca));
@@ -368,14 +368,25 @@ TEST_F(zc, async_fence_carries_error)
 	ASSERT_EQ(1, rkaccel_ctx_copies(self->ca));
 	ASSERT_EQ(0, rkaccel_ctx_run_native(self->ca));
 	ASSERT_EQ(0, break_regcmd(self->ca, rkaccel_fd(self->dev)));
-	/* Slice 0 faults, slice 1 does not; slow tasks or none, either way. */
+	/*
+	 * Slice 0 faults, slice 1 does not; slow tasks or none, either way.
+	 * A fault seen already at the call is its error (no fence), a later
+	 * one the fence's.
+	 */
 	for (attempt = 0; attempt < 2; attempt++) {
 		ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, attempt ? 2000000 : 10000));
-		ASSERT_EQ(0, rkaccel_ctx_run_async(self->ca, -1, &f));
-		EXPECT_EQ(1, poll_fd(f, 20000));
-		EXPECT_GT(0, fence_status(f)) TH_LOG("attempt %d: status %d", attempt,
-						     fence_status(f));
-		close(f);
+		f = -1;
+		ret = rkaccel_ctx_run_async(self->ca, -1, &f);
+		if (ret) {
+			EXPECT_GT(0, ret);
+			EXPECT_EQ(-1, f);
+		} else {
+			EXPECT_EQ(1, poll_fd(f, 20000));
+			EXPECT_GT(0, fence_status(f)) TH_LOG("attempt %d: status %d", attempt,
+							     fence_status(f));
+			close(f);
+		}
+		EXPECT_EQ(0, rkaccel_ctx_wait(self->ca, 20000000000ll));
 	}
 	EXPECT_GT(0, rkaccel_ctx_run_native(self->ca));
 }
@@ -448,8 +459,9 @@ static double now_ms(void)
  * Slice 0 faults at once, the other slices take 300 ms a task: an async run
  * must return at once all the same, never wait in the library for the slow
  * slices. The fault is seen either at the call (its error, no fence) or on
- * the fence; both count, but at least one attempt must see it at the call,
- * the case where a merge would have dropped the error.
+ * the fence; both count, but the attempts go on (up to 50) until one sees
+ * it at the call, the case where a merge would have dropped the error: the
+ * fault races the call's last submits (1 attempt in 5 on arm64 RK3576).
  */
 TEST_F_TIMEOUT(zc, async_never_waits_on_failed_slice, 120)
 {
@@ -462,7 +474,7 @@ TEST_F_TIMEOUT(zc, async_never_waits_on_failed_slice, 120)
 	ASSERT_EQ(0, rkaccel_ctx_run_native(self->ca));
 	ASSERT_EQ(0, break_regcmd(self->ca, rkaccel_fd(self->dev)));
 	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 300000000));
-	for (attempt = 0; attempt < 4; attempt++) {
+	for (attempt = 0; attempt < 50 && !at_call; attempt++) {
 		double t0 = now_ms(), dt;
 
 		f = -1;
@@ -483,7 +495,7 @@ TEST_F_TIMEOUT(zc, async_never_waits_on_failed_slice, 120)
 		EXPECT_EQ(0, rkaccel_ctx_wait(self->ca, 20000000000ll));
 	}
 	EXPECT_LT(0, at_call) TH_LOG("the fault was never seen at the call");
-	TH_LOG("the fault was seen at the call in %u of 4 attempts", at_call);
+	TH_LOG("the fault was seen at the call after %u attempts", attempt);
 	EXPECT_EQ(0, rkaccel_ctx_wait(self->ca, 0));
 }
 
