@@ -90,8 +90,8 @@ t "mkmodel --dump directory" 1 "is a directory" "$mk" --dump "$tmp"
 head -c 16 /dev/zero > "$tmp/w"
 head -c 16 /dev/zero > "$tmp/b"
 desc() {
-	printf 'rows %s\nlayer in=%s out=4 flags=%s in_scale=0.5 weight_scale=0.5 out_scale=0.5 weights=%s bias=b\n' \
-		"$1" "$2" "$3" "$4" > "$tmp/d.txt"
+	printf 'rows %s\nlayer in=%s out=4 flags=%s in_zp=%s in_scale=0.5 weight_scale=0.5 out_scale=0.5 weights=%s bias=b\n' \
+		"$1" "$2" "$3" "${5:-0}" "$4" > "$tmp/d.txt"
 }
 desc 2 4 relu w
 t "mkmodel --desc valid" 0 "" "$mk" --desc "$tmp/d.txt" -o "$tmp/m2"
@@ -107,6 +107,14 @@ desc 2 4 ,relu w
 t "desc flags=,relu" 1 "bad value ',relu' for flags" "$mk" --desc "$tmp/d.txt" -o "$tmp/m2"
 desc 2 4 relu fifo
 t "desc weights=FIFO" 1 "fifo: is not a regular file" "$mk" --desc "$tmp/d.txt" -o "$tmp/m2"
+desc 2 4 relu w -3
+t "desc in_zp=-3" 0 "" "$mk" --desc "$tmp/d.txt" -o "$tmp/m2"
+desc 2 4 relu w -03
+t "desc in_zp=-03" 1 "bad value '-03' for in_zp" "$mk" --desc "$tmp/d.txt" -o "$tmp/m2"
+desc 2 4 relu w +3
+t "desc in_zp=+3" 1 "bad value '\+3' for in_zp" "$mk" --desc "$tmp/d.txt" -o "$tmp/m2"
+desc 2 4 relu w -
+t "desc in_zp=-" 1 "bad value '-' for in_zp" "$mk" --desc "$tmp/d.txt" -o "$tmp/m2"
 
 # rkaccel-run: the same numbers and paths, all checked before any device.
 "$mk" --random 1 --rows 2 --layers 4,4 -o "$tmp/m"
