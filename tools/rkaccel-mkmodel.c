@@ -31,7 +31,8 @@ static void usage(FILE *f)
 		"                  hidden layers use ReLU, --relu and --out-int32 set the last\n"
 		"  --desc FILE     build from a text description naming raw weight and bias files\n"
 		"  --dump FILE     validate FILE and print its layers\n"
-		"See Documentation/model-format.rst.\n");
+		"Numbers are decimal (no sign, 0x or leading zero); --layers has no empty field.\n"
+		"See rkaccel-mkmodel(1) and Documentation/model-format.rst.\n");
 }
 
 #if defined(__GNUC__)

@@ -35,7 +35,9 @@ static void usage(FILE *f)
 		"  --seed N        without --input: pseudo-random input from N (default 1)\n"
 		"  --output FILE   write the row-major output of the whole batch\n"
 		"  --expect FILE   compare each slice's output with FILE; exit 1 on a mismatch\n"
-		"Prints one line per batch slice: the core that ran it and its time.\n");
+		"Prints one line per batch slice: the core that ran it and its time.\n"
+		"B (1..64) and N (0..4294967295) are decimal, without a sign, 0x or leading zero;\n"
+		"files must be regular files. See rkaccel-run(1).\n");
 }
 
 #if defined(__GNUC__)
