@@ -376,8 +376,10 @@ int rkaccel_program_emit(const struct rkaccel_program *prog,
  * rkaccel_ctx_set_core_mask() return -EBUSY, changing nothing, while another
  * of them is under way on the same context in another thread. Different
  * contexts (duplicates of rkaccel_ctx_dup() too) run at the same time.
- * rkaccel_ctx_destroy() must not race any of them. The device must
- * outlive every context on it.
+ * rkaccel_ctx_destroy() must not race any call on the context, nor may the
+ * functions that only read it (sizes, tensor attributes, rkaccel_ctx_io_ptr(),
+ * rkaccel_ctx_slice_info()) race a change of its batch or binding. The
+ * device must outlive every context on it.
  */
 
 /* Largest batch rkaccel_ctx_set_batch() accepts. */
