@@ -123,10 +123,12 @@ TEST_F(ctxl, batch_slices_bit_exact)
 }
 
 /*
- * With B = cores and 10 ms per task, every slice runs on its own core, at
+ * With B = cores and 50 ms per task, every slice runs on its own core, at
  * the same time: the batch takes less than three quarters of its slices'
  * summed times. The driver balances by queued jobs, so this holds on the
- * first run.
+ * first run, as long as every slice is submitted before the first ends:
+ * with 10 ms a task, a batch thread started late on a loaded 2-core host
+ * (arm64 TCG guest, load 3) found core 0 idle again, twice in a row.
  */
 TEST_F(ctxl, slices_on_distinct_cores)
 {
@@ -141,7 +143,7 @@ TEST_F(ctxl, slices_on_distinct_cores)
 	ASSERT_EQ(n - 1, rkaccel_ctx_copies(self->ctx));
 	ASSERT_EQ(0, alloc_io(self, 77));
 	ASSERT_EQ(-ENODATA, rkaccel_ctx_slice_info(self->ctx, 0, &core[0], &ns));
-	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 10000000));
+	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 50000000));
 	t0 = rkt_now_ns();
 	ASSERT_EQ(0, run_all(self));
 	wall = rkt_now_ns() - t0;
@@ -149,7 +151,7 @@ TEST_F(ctxl, slices_on_distinct_cores)
 	for (i = 0; i < n; i++) {
 		ASSERT_EQ(0, rkaccel_ctx_slice_info(self->ctx, i, &core[i], &ns));
 		ASSERT_LT(core[i], n);
-		EXPECT_GE(ns, 10000000ull) TH_LOG("slice %u took %llu ns", i,
+		EXPECT_GE(ns, 50000000ull) TH_LOG("slice %u took %llu ns", i,
 						 (unsigned long long)ns);
 		sum += ns;
 		for (k = 0; k < i; k++)
