@@ -23,10 +23,13 @@ struct rkaccel_vm;
  * @attach_vm: make @vm the address space the core's DMA goes through
  *	(silicon: attach its IOMMU domain; simulator: its page table).
  * @reset: reset the core: stop whatever it runs, registers to defaults.
- * @job_begin: optional, before a job is programmed (process context):
+ * @job_begin: optional, at SUBMIT once the job's core is chosen (process
+ *	context, may sleep and allocate, never in the signalling path):
  *	silicon powers the core up and hands the job's BOs to the device.
- * @job_end: optional, when the job is over, before its fence signals:
- *	silicon hands written BOs back to the CPU and drops the power reference.
+ * @job_end: optional, once per successful @job_begin: when the job ends,
+ *	before its fence signals (must not sleep), or when a job that never
+ *	ran is freed: silicon hands written BOs back to the CPU and drops
+ *	the power reference.
  *
  * Silicon maps these to MMIO; the simulator to its register file. The job,
  * IRQ and reset code above only ever goes through them.

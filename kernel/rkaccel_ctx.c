@@ -35,10 +35,15 @@ void rkaccel_ctx_put(struct rkaccel_ctx *ctx)
 	kref_put(&ctx->refcount, rkaccel_ctx_release);
 }
 
+/* Handles start at 1: 0 is never a context, whatever the xarray holds. */
+#define RKACCEL_CTX_HANDLES	XA_LIMIT(1, U32_MAX)
+
 struct rkaccel_ctx *rkaccel_ctx_lookup(struct rkaccel_file *rfile, u32 handle)
 {
 	struct rkaccel_ctx *ctx;
 
+	if (!handle)
+		return NULL;
 	xa_lock(&rfile->ctxs);
 	ctx = xa_load(&rfile->ctxs, handle);
 	if (ctx)
@@ -47,9 +52,21 @@ struct rkaccel_ctx *rkaccel_ctx_lookup(struct rkaccel_file *rfile, u32 handle)
 	return ctx;
 }
 
-/* Queued jobs are still handed to the cores before the entity goes. */
+/* Under balance_lock: a job pushed before this runs, none is pushed after. */
+bool rkaccel_ctx_closed(struct rkaccel_ctx *ctx)
+{
+	lockdep_assert_held(&ctx->rfile->rdev->balance_lock);
+	return ctx->closed;
+}
+
+/*
+ * No SUBMIT pushes to the entity any more; the jobs queued on it are still
+ * handed to the cores before it goes (a SIGKILLed process cancels them).
+ */
 static void rkaccel_ctx_destroy(struct rkaccel_ctx *ctx)
 {
+	scoped_guard(mutex, &ctx->rfile->rdev->balance_lock)
+		ctx->closed = true;
 	drm_sched_entity_destroy(&ctx->entity);
 	rkaccel_ctx_put(ctx);
 }
@@ -115,7 +132,7 @@ int rkaccel_ioctl_ctx_create(struct drm_device *ddev, void *data, struct drm_fil
 	ctx->rfile = rfile;
 	atomic_inc(&rdev->ctx_count);
 
-	ret = xa_alloc(&rfile->ctxs, &handle, ctx, xa_limit_32b, GFP_KERNEL);
+	ret = xa_alloc(&rfile->ctxs, &handle, ctx, RKACCEL_CTX_HANDLES, GFP_KERNEL);
 	if (ret) {
 		rkaccel_ctx_destroy(ctx);
 		return ret;
@@ -132,6 +149,9 @@ int rkaccel_ioctl_ctx_destroy(struct drm_device *ddev, void *data, struct drm_fi
 
 	if (args->pad)
 		return -EINVAL;
+	/* erasing index 0 would free it for the next allocation */
+	if (!args->handle)
+		return -ENOENT;
 	ctx = xa_erase(&rfile->ctxs, args->handle);
 	if (!ctx)
 		return -ENOENT;

@@ -248,6 +248,8 @@ static struct platform_driver rkaccel_sim_driver = {
 	.remove = rkaccel_sim_remove,
 	.driver = {
 		.name = RKACCEL_SIM_DRIVER_NAME,
+		/* the device goes with the module, which files and jobs pin */
+		.suppress_bind_attrs = true,
 	},
 };
 

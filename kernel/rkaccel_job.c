@@ -9,6 +9,7 @@
 #include <drm/drm_syncobj.h>
 #include <linux/dma-fence-chain.h>
 #include <linux/dma-resv.h>
+#include <linux/module.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
 
@@ -40,9 +41,17 @@ static const char *rkaccel_fence_timeline_name(struct dma_fence *fence)
 	return "rkaccel-core";
 }
 
+/* The fence's ops are module text: a fence kept past its job (a sync_file) pins it. */
+static void rkaccel_fence_release(struct dma_fence *fence)
+{
+	dma_fence_free(fence);
+	module_put(THIS_MODULE);
+}
+
 static const struct dma_fence_ops rkaccel_fence_ops = {
 	.get_driver_name = rkaccel_fence_driver_name,
 	.get_timeline_name = rkaccel_fence_timeline_name,
+	.release = rkaccel_fence_release,
 };
 
 /* The job no longer loads its core: done, or freed without running. */
@@ -61,7 +70,10 @@ void rkaccel_job_finish(struct rkaccel_core *core, struct rkaccel_job *job, int 
 	ktime_t end = ktime_get();
 	u64 ns = ktime_to_ns(ktime_sub(end, job->start));
 
-	rkaccel_core_job_end(core, job);
+	if (job->prepared) {
+		rkaccel_core_job_end(job->prepared, job);
+		job->prepared = NULL;
+	}
 	rkaccel_job_unqueue(job);
 	trace_rkaccel_done(job->base.s_fence->finished.context,
 			   job->base.s_fence->finished.seqno, core->index, error);
@@ -77,14 +89,17 @@ void rkaccel_job_finish(struct rkaccel_core *core, struct rkaccel_job *job, int 
 	dma_fence_signal(job->done);
 }
 
+/*
+ * A fence-signalling section: everything here was allocated, pinned and
+ * powered at SUBMIT, so nothing waits on memory or on other fences.
+ */
 static struct dma_fence *rkaccel_job_run(struct drm_sched_job *sched_job)
 {
 	struct rkaccel_job *job = to_rkaccel_job(sched_job);
 	struct rkaccel_core *core = sched_to_core(sched_job->sched);
 	struct drm_rkaccel_task *t = &job->tasks[0];
-	struct dma_fence *fence;
 	unsigned long flags;
-	int ret;
+	bool cookie;
 
 	if (unlikely(sched_job->s_fence->finished.error))
 		return NULL;
@@ -92,18 +107,10 @@ static struct dma_fence *rkaccel_job_run(struct drm_sched_job *sched_job)
 	if (atomic_read(&job->ctx->guilty))
 		return ERR_PTR(-ECANCELED);
 
-	ret = rkaccel_core_job_begin(core, job);
-	if (ret)
-		return ERR_PTR(ret);
-	fence = kzalloc(sizeof(*fence), GFP_KERNEL);
-	if (!fence) {
-		rkaccel_core_job_end(core, job);
-		return ERR_PTR(-ENOMEM);
-	}
-	dma_fence_init(fence, &rkaccel_fence_ops, &core->fence_lock, core->fence_context,
+	cookie = dma_fence_begin_signalling();
+	dma_fence_init(job->done, &rkaccel_fence_ops, &core->fence_lock, core->fence_context,
 		       ++core->fence_seqno);
-
-	job->done = dma_fence_get(fence);
+	__module_get(THIS_MODULE);	/* dropped by rkaccel_fence_release() */
 	job->core = core;
 	job->next_task = 0;
 	job->progress = 0;
@@ -118,7 +125,8 @@ static struct dma_fence *rkaccel_job_run(struct drm_sched_job *sched_job)
 	core->job = job;
 	rkaccel_core_start_task(core, t->regcmd_addr, t->regcmd_count, t->task_count);
 	spin_unlock_irqrestore(&core->job_lock, flags);
-	return fence;
+	dma_fence_end_signalling(cookie);
+	return dma_fence_get(job->done);
 }
 
 /* What a timeout found: the job ended meanwhile, is still moving, or hung. */
@@ -166,6 +174,7 @@ static enum drm_gpu_sched_stat rkaccel_job_timedout(struct drm_sched_job *sched_
 {
 	struct rkaccel_job *job = to_rkaccel_job(sched_job);
 	struct rkaccel_core *core = sched_to_core(sched_job->sched);
+	bool cookie;
 
 	switch (rkaccel_job_check(core, job)) {
 	case RKACCEL_TIMEOUT_ENDED:
@@ -179,33 +188,47 @@ static enum drm_gpu_sched_stat rkaccel_job_timedout(struct drm_sched_job *sched_
 	dev_warn(core->rdev->ddev.dev, "core %u: job timed out, resetting the core\n",
 		 core->index);
 	drm_sched_stop(&core->sched, sched_job);
+	cookie = dma_fence_begin_signalling();
 	core->ops->reset(core);
 	atomic64_inc(&core->resets);
 	atomic_set(&job->ctx->guilty, 1);
 	atomic_inc(&job->ctx->reset_count);
 	/* drm_sched_start() completes the job's own fence with -ECANCELED */
 	rkaccel_job_finish(core, job, -ETIMEDOUT);
+	dma_fence_end_signalling(cookie);
 	drm_sched_start(&core->sched);
 	return RKACCEL_SCHED_STAT_RESET;
 }
 
+/* Mappings before objects: unmapping a BO needs the BO. */
 static void rkaccel_job_put_bos(struct rkaccel_job *job)
 {
 	u32 i;
 
-	for (i = 0; i < job->bo_count; i++)
+	for (i = 0; i < job->bo_count; i++) {
+		if (job->maps && job->maps[i])
+			rkaccel_bo_mapping_put(job->maps[i]);
 		drm_gem_object_put(job->bos[i]);
+	}
+	kvfree(job->maps);
 	kvfree(job->bos);
 	kvfree(job->bo_flags);
 }
 
 static void rkaccel_job_free_mem(struct rkaccel_job *job)
 {
+	/* begun at SUBMIT but never ended on a core: cancelled or failed */
+	if (job->prepared)
+		rkaccel_core_job_end(job->prepared, job);
 	rkaccel_job_put_bos(job);
 	kvfree(job->tasks);
-	dma_fence_put(job->done);
+	if (job->done && job->done->ops)
+		dma_fence_put(job->done);
+	else
+		kfree(job->done);
 	rkaccel_ctx_put(job->ctx);
 	kfree(job);
+	module_put(THIS_MODULE);
 }
 
 static void rkaccel_job_free(struct drm_sched_job *sched_job)
@@ -269,7 +292,8 @@ static int rkaccel_submit_get_bos(struct rkaccel_job *job, struct drm_file *file
 
 	job->bos = kvcalloc(args->bo_count, sizeof(*job->bos), GFP_KERNEL);
 	job->bo_flags = kvcalloc(args->bo_count, sizeof(*job->bo_flags), GFP_KERNEL);
-	if (!job->bos || !job->bo_flags) {
+	job->maps = kvcalloc(args->bo_count, sizeof(*job->maps), GFP_KERNEL);
+	if (!job->bos || !job->bo_flags || !job->maps) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -295,8 +319,13 @@ static int rkaccel_submit_get_bos(struct rkaccel_job *job, struct drm_file *file
 		job->bo_count = i + 1;
 		job->bo_flags[i] = ubos[i].flags;
 
-		/* Weights must be final before the device reads them. */
 		bo = to_rkaccel_bo(job->bos[i]);
+		job->maps[i] = rkaccel_bo_mapping_get(bo, file->driver_priv);
+		if (!job->maps[i]) {
+			ret = -ENOENT;
+			goto out;
+		}
+		/* Weights must be final before the device reads them. */
 		if ((bo->flags & DRM_RKACCEL_BO_WEIGHT) && !READ_ONCE(bo->sealed)) {
 			ret = -EINVAL;
 			goto out;
@@ -316,10 +345,10 @@ static bool rkaccel_task_in_bos(struct rkaccel_job *job, struct rkaccel_file *rf
 	u32 i;
 
 	for (i = 0; i < job->bo_count; i++) {
-		u64 start = rkaccel_bo_npu_addr(to_rkaccel_bo(job->bos[i]), rfile);
+		u64 start = job->maps[i]->node.start;
 		u64 size = job->bos[i]->size;
 
-		if (start && t->regcmd_addr >= start && t->regcmd_addr - start < size &&
+		if (t->regcmd_addr >= start && t->regcmd_addr - start < size &&
 		    len <= size - (t->regcmd_addr - start))
 			return true;
 	}
@@ -443,9 +472,18 @@ static int rkaccel_submit_push(struct rkaccel_job *job, struct dma_fence **out)
 
 	/* Choosing the core, arming and counting the job are one step. */
 	mutex_lock(&rdev->balance_lock);
+	if (rkaccel_ctx_closed(job->ctx)) {
+		ret = -ENOENT;	/* CTX_DESTROY won the race */
+		goto unlock_balance;
+	}
 	rkaccel_job_balance(job);
 	drm_sched_job_arm(&job->base);
-	job->queued_on = sched_to_core(job->base.sched);
+	/* power and DMA state of the core, outside the signalling path */
+	ret = rkaccel_core_job_begin(sched_to_core(job->base.sched), job);
+	if (ret)
+		goto unlock_balance;
+	job->prepared = sched_to_core(job->base.sched);
+	job->queued_on = job->prepared;
 	atomic_inc(&job->queued_on->queued);
 	*out = dma_fence_get(&job->base.s_fence->finished);
 	for (i = 0; i < job->bo_count; i++)
@@ -460,6 +498,8 @@ static int rkaccel_submit_push(struct rkaccel_job *job, struct dma_fence **out)
 	mutex_unlock(&rdev->balance_lock);
 	return 0;
 
+unlock_balance:
+	mutex_unlock(&rdev->balance_lock);
 unlock:
 	drm_gem_unlock_reservations(job->bos, job->bo_count, &ticket);
 	return ret;
@@ -527,6 +567,13 @@ int rkaccel_ioctl_submit(struct drm_device *ddev, void *data, struct drm_file *f
 		return -ENOMEM;
 	}
 	job->ctx = ctx;
+	/* A job, queued or running, keeps the module and so the device. */
+	__module_get(THIS_MODULE);
+	job->done = kzalloc(sizeof(*job->done), GFP_KERNEL);
+	if (!job->done) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
 
 	ret = rkaccel_submit_get_bos(job, file, args);
 	if (!ret)

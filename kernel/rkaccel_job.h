@@ -9,6 +9,7 @@
 #include "rkaccel_drm.h"
 
 struct drm_gem_object;
+struct rkaccel_bo_mapping;
 struct rkaccel_core;
 struct rkaccel_ctx;
 
@@ -22,7 +23,12 @@ struct rkaccel_ctx;
  * @bos: the BOs the job uses (references).
  * @bo_flags: DRM_RKACCEL_SUBMIT_BO_* per BO.
  * @bo_count: entries in @bos.
- * @done: the hardware fence, signalled by the core's IRQ path.
+ * @maps: the BOs' mappings in the context's address space (references),
+ *	so that closing a handle cannot unmap what a queued job uses.
+ * @done: the hardware fence, allocated at SUBMIT (run_job may not
+ *	allocate), initialized and signalled by the core.
+ * @prepared: the core on which the backend's job_begin() succeeded, for
+ *	its job_end() when the job never ran to its end.
  * @core: core the job runs on, once run.
  * @start: when the job started on @core.
  * @progress: PC start and task count seen by the last timeout check.
@@ -37,7 +43,9 @@ struct rkaccel_job {
 	struct drm_gem_object **bos;
 	u32 *bo_flags;
 	u32 bo_count;
+	struct rkaccel_bo_mapping **maps;
 	struct dma_fence *done;
+	struct rkaccel_core *prepared;
 	struct rkaccel_core *core;
 	ktime_t start;
 	u64 progress;

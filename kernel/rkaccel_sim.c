@@ -63,6 +63,8 @@ MODULE_PARM_DESC(sim_host_delay_us, "Simulator: extra host time per executed tas
 
 /* The int8 MAC array: 1024 multiply-accumulates per cycle. */
 #define SIM_MACS_PER_CYCLE	1024
+/* PC_REGISTER_AMOUNTS is 16 bits of 128-bit pairs */
+#define SIM_MAX_CMDS		(0x10000 * 2)
 
 /**
  * struct rkaccel_sim_core - the state of one simulated core.
@@ -78,6 +80,9 @@ MODULE_PARM_DESC(sim_host_delay_us, "Simulator: extra host time per executed tas
  *	follows the modelled time from 0 to @chain_tasks.
  * @exec_tasks: tasks executed so far, PC_TASK_STATUS while the chain's
  *	host compute runs (a slow host must not look like a hung core).
+ * @cmds: the task's regcmd entries, read by @exec: allocated once, for
+ *	the largest PC_REGISTER_AMOUNTS, since the hardware path may not
+ *	allocate (it runs before the job's fence can signal).
  * @exec: runs the program counter.
  * @done: fires when the modelled time of the chain has passed.
  * @regs: the register file of the whole register span.
@@ -93,6 +98,7 @@ struct rkaccel_sim_core {
 	u64 chain_ns;
 	u32 chain_tasks;
 	u32 exec_tasks;
+	u64 *cmds;
 	struct work_struct exec;
 	struct hrtimer done;
 	u32 regs[RKNPU_CORE_REG_SPAN / sizeof(u32)];
@@ -331,7 +337,7 @@ static void sim_exec(struct work_struct *work)
 	struct rkaccel_vm *vm;
 	struct sim_task task;
 	unsigned long flags;
-	u64 *cmds = NULL;
+	u64 *cmds = sim->cmds;
 	u64 ns = 0;
 
 	spin_lock_irqsave(&sim->lock, flags);
@@ -354,20 +360,18 @@ static void sim_exec(struct work_struct *work)
 	}
 
 	while (done < tasks) {
-		kvfree(cmds);
-		cmds = kvmalloc_array(count, sizeof(*cmds), GFP_KERNEL);
-		if (!cmds || rkaccel_vm_read(vm, addr, cmds, count * sizeof(*cmds))) {
+		if (rkaccel_vm_read(vm, addr, cmds, count * sizeof(*cmds))) {
 			sim_raise(sim, gen, RKNPU_INT_DMA_READ_ERROR);
-			goto out;
+			return;
 		}
 		sim_apply(sim, cmds, count, &task);
 		if (!task.enabled)
-			goto out;	/* nothing started: the core hangs */
+			return;	/* nothing started: the core hangs */
 
 		err = sim_run_task(sim, vm, &task, &ns);
 		if (err) {
 			sim_raise(sim, gen, err);
-			goto out;
+			return;
 		}
 		WRITE_ONCE(sim->exec_tasks, ++done);
 		addr = task.next_addr;
@@ -387,8 +391,6 @@ static void sim_exec(struct work_struct *work)
 		hrtimer_start(&sim->done, ktime_add_ns(start, ns), HRTIMER_MODE_ABS);
 	}
 	spin_unlock_irqrestore(&sim->lock, flags);
-out:
-	kvfree(cmds);
 }
 
 static enum hrtimer_restart sim_done(struct hrtimer *timer)
@@ -410,6 +412,12 @@ static void rkaccel_sim_fini(struct drm_device *ddev, void *data)
 	destroy_workqueue(rdev->sim_wq);
 }
 
+/* Released after rkaccel_sim_fini() stopped the exec work that reads it. */
+static void sim_cmds_free(struct drm_device *ddev, void *cmds)
+{
+	kvfree(cmds);
+}
+
 int rkaccel_sim_init(struct rkaccel_device *rdev)
 {
 	unsigned int i;
@@ -428,6 +436,10 @@ int rkaccel_sim_init(struct rkaccel_device *rdev)
 			goto err;
 		spin_lock_init(&sim->lock);
 		sim->hw_version = rdev->soc->sim_hw_version;
+		sim->cmds = kvmalloc_array(SIM_MAX_CMDS, sizeof(*sim->cmds), GFP_KERNEL);
+		if (!sim->cmds ||
+		    drmm_add_action_or_reset(&rdev->ddev, sim_cmds_free, sim->cmds))
+			goto err;
 		INIT_WORK(&sim->exec, sim_exec);
 		hrtimer_setup(&sim->done, sim_done, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 

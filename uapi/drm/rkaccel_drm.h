@@ -211,7 +211,12 @@ struct drm_rkaccel_ctx_create {
 	__u32 handle;
 };
 
-/** struct drm_rkaccel_ctx_destroy - destroy a context; queued jobs still run. */
+/**
+ * struct drm_rkaccel_ctx_destroy - destroy a context; queued jobs still run.
+ *
+ * A SUBMIT to the context that races the destroy either queued its job
+ * before (the job runs and signals) or fails with -ENOENT.
+ */
 struct drm_rkaccel_ctx_destroy {
 	/** @handle: the context. */
 	__u32 handle;
