@@ -6,6 +6,7 @@
 #include <linux/ktime.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 
 /* The load window: 10 slots of 100 ms. */
 #define RKACCEL_LOAD_SLOTS	10
@@ -57,6 +58,7 @@ struct rkaccel_reg_ops {
  * @fence_lock: lock of the core's hardware fences.
  * @job_lock: protects @job and the job's progress.
  * @job: the job on the core, NULL when idle.
+ * @watchdog: looks at @job every timeout: reset the core when it hung.
  * @jobs: jobs run, for debugfs.
  * @faults: jobs that ended with a DMA error.
  * @resets: resets after a timeout.
@@ -79,6 +81,7 @@ struct rkaccel_core {
 
 	spinlock_t job_lock;	/* protects job */
 	struct rkaccel_job *job;
+	struct delayed_work watchdog;
 
 	atomic64_t jobs;
 	atomic64_t faults;
@@ -122,6 +125,7 @@ u32 rkaccel_core_task_con(const struct rkaccel_core *core, u32 task_count);
 void rkaccel_core_start_task(struct rkaccel_core *core, u64 regcmd_addr, u32 regcmd_count,
 			     u32 task_count);
 void rkaccel_core_irq(struct rkaccel_core *core);
+void rkaccel_core_watch(struct rkaccel_core *core);
 void rkaccel_core_account(struct rkaccel_core *core, ktime_t start, ktime_t end);
 u32 rkaccel_core_load_permille(struct rkaccel_core *core);
 

@@ -13,7 +13,6 @@
 #include <linux/overflow.h>
 #include <linux/slab.h>
 
-#include "rkaccel_compat.h"
 #include "rkaccel_core.h"
 #include "rkaccel_ctx.h"
 #include "rkaccel_device.h"
@@ -124,80 +123,30 @@ static struct dma_fence *rkaccel_job_run(struct drm_sched_job *sched_job)
 	job->start = ktime_get();
 	core->job = job;
 	rkaccel_core_start_task(core, t->regcmd_addr, t->regcmd_count, t->task_count);
+	rkaccel_core_watch(core);
 	spin_unlock_irqrestore(&core->job_lock, flags);
 	dma_fence_end_signalling(cookie);
 	return dma_fence_get(job->done);
 }
 
-/* What a timeout found: the job ended meanwhile, is still moving, or hung. */
-enum rkaccel_timeout {
-	RKACCEL_TIMEOUT_ENDED,
-	RKACCEL_TIMEOUT_PROGRESS,
-	RKACCEL_TIMEOUT_HUNG,
-};
-
 /*
- * Under the job lock, so that the IRQ path cannot end the job halfway: a
- * job that went on to another PC start or task since the last check is
- * late, not hung; a hung one is taken off the core here.
+ * The watchdog found @job hung, or over its time cap, and took it off the
+ * core: reset only that core, mark only the job's context. The job's fence
+ * carries -ECANCELED; jobs of other contexts queued on the core run next.
  */
-static enum rkaccel_timeout rkaccel_job_check(struct rkaccel_core *core,
-					      struct rkaccel_job *job)
+void rkaccel_job_hung(struct rkaccel_core *core, struct rkaccel_job *job)
 {
-	enum rkaccel_timeout ret = RKACCEL_TIMEOUT_ENDED;
-	unsigned long flags;
-	u64 mark;
-
-	spin_lock_irqsave(&core->job_lock, flags);
-	if (core->job == job) {
-		mark = ((u64)job->next_task << 32) |
-		       rkaccel_core_read(core, core->rdev->soc->task_status_reg);
-		if (mark != job->progress) {
-			job->progress = mark;
-			ret = RKACCEL_TIMEOUT_PROGRESS;
-		} else {
-			core->job = NULL;
-			ret = RKACCEL_TIMEOUT_HUNG;
-		}
-	}
-	spin_unlock_irqrestore(&core->job_lock, flags);
-	return ret;
-}
-
-/*
- * A job ran a whole timeout without progress: reset only its core, mark
- * only its context. Jobs of other contexts queued on the core run once the
- * scheduler restarts. A job that ended as the timer fired is left alone:
- * stopping the scheduler then would cancel the next job, already on the core.
- */
-static enum drm_gpu_sched_stat rkaccel_job_timedout(struct drm_sched_job *sched_job)
-{
-	struct rkaccel_job *job = to_rkaccel_job(sched_job);
-	struct rkaccel_core *core = sched_to_core(sched_job->sched);
 	bool cookie;
-
-	switch (rkaccel_job_check(core, job)) {
-	case RKACCEL_TIMEOUT_ENDED:
-		return rkaccel_sched_job_ended(sched_job);
-	case RKACCEL_TIMEOUT_PROGRESS:
-		return rkaccel_sched_no_hang(sched_job);
-	case RKACCEL_TIMEOUT_HUNG:
-		break;
-	}
 
 	dev_warn(core->rdev->ddev.dev, "core %u: job timed out, resetting the core\n",
 		 core->index);
-	drm_sched_stop(&core->sched, sched_job);
 	cookie = dma_fence_begin_signalling();
 	core->ops->reset(core);
 	atomic64_inc(&core->resets);
 	atomic_set(&job->ctx->guilty, 1);
 	atomic_inc(&job->ctx->reset_count);
-	/* drm_sched_start() completes the job's own fence with -ECANCELED */
-	rkaccel_job_finish(core, job, -ETIMEDOUT);
+	rkaccel_job_finish(core, job, -ECANCELED);
 	dma_fence_end_signalling(cookie);
-	drm_sched_start(&core->sched);
-	return RKACCEL_SCHED_STAT_RESET;
 }
 
 /* Mappings before objects: unmapping a BO needs the BO. */
@@ -240,7 +189,6 @@ static void rkaccel_job_free(struct drm_sched_job *sched_job)
 
 const struct drm_sched_backend_ops rkaccel_sched_ops = {
 	.run_job = rkaccel_job_run,
-	.timedout_job = rkaccel_job_timedout,
 	.free_job = rkaccel_job_free,
 };
 

@@ -31,7 +31,7 @@ struct rkaccel_ctx;
  *	its job_end() when the job never ran to its end.
  * @core: core the job runs on, once run.
  * @start: when the job started on @core.
- * @progress: PC start and task count seen by the last timeout check.
+ * @progress: PC start and task count seen by the last watchdog check.
  * @queued_on: the core whose queued count holds this job, NULL once given back.
  */
 struct rkaccel_job {
@@ -55,6 +55,7 @@ struct rkaccel_job {
 extern const struct drm_sched_backend_ops rkaccel_sched_ops;
 
 void rkaccel_job_finish(struct rkaccel_core *core, struct rkaccel_job *job, int error);
+void rkaccel_job_hung(struct rkaccel_core *core, struct rkaccel_job *job);
 int rkaccel_ioctl_submit(struct drm_device *ddev, void *data, struct drm_file *file);
 
 #endif /* _RKACCEL_JOB_H_ */

@@ -360,6 +360,9 @@ static void sim_exec(struct work_struct *work)
 	}
 
 	while (done < tasks) {
+		/* a reset stops the core between tasks, as it does on silicon */
+		if (READ_ONCE(sim->generation) != gen)
+			return;
 		if (rkaccel_vm_read(vm, addr, cmds, count * sizeof(*cmds))) {
 			sim_raise(sim, gen, RKNPU_INT_DMA_READ_ERROR);
 			return;

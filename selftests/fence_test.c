@@ -40,9 +40,12 @@ FIXTURE_SETUP(fence)
 }
 
 #define SIM_HOST_DELAY_PATH	"/sys/module/rkaccel/parameters/sim_host_delay_us"
+#define MAX_JOB_MS_PATH		"/sys/module/rkaccel/parameters/max_job_ms"
+#define MAX_JOB_MS_DEFAULT	30000
 
 FIXTURE_TEARDOWN(fence)
 {
+	rkt_param_write_u64(MAX_JOB_MS_PATH, MAX_JOB_MS_DEFAULT);
 	rkt_param_write_u64(SIM_HOST_DELAY_PATH, 0);
 	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, self->sim_ns ? self->sim_ns : 10000);
 	rkaccel_close(self->dev);
@@ -148,6 +151,33 @@ TEST_F(fence, slow_host_is_not_a_hang)
 	EXPECT_EQ(1, status_of(self->fd, out)) TH_LOG("a slow host was taken for a hung core");
 	ASSERT_EQ(0, rkt_ctx_query(self->fd, ctx, &cq));
 	EXPECT_EQ(0, cq.reset_count);
+}
+
+TEST_F(fence, progressing_job_capped_by_max_job_ms)
+{
+	/*
+	 * The same slow host, for 2000 tasks (4 s): the job keeps moving, but
+	 * max_job_ms = 1000 caps the time it may hold the core, so it ends
+	 * cancelled after 1-1.5 s and marks its context, instead of running on.
+	 */
+	struct drm_rkaccel_task t = slot_job(self, 0, 2000, 0, NULL);
+	uint32_t ctx = new_ctx(self, 0), out = new_syncobj(self->fd);
+	struct drm_rkaccel_ctx_query cq;
+	uint64_t t0, dt;
+
+	ASSERT_EQ(0, rkt_param_write_u64(MAX_JOB_MS_PATH, 1000));
+	ASSERT_EQ(0, rkt_param_write_u64(SIM_HOST_DELAY_PATH, 2000));
+	t0 = rkt_now_ns();
+	ASSERT_EQ(0, sub1(self, ctx, &t, NULL, 0, out, 0));
+	ASSERT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(20000)));
+	dt = rkt_now_ns() - t0;
+	EXPECT_EQ(-ECANCELED, status_of(self->fd, out)) TH_LOG("the cap did not end the job");
+	EXPECT_LE(1000 * RKT_NSEC_PER_MSEC, dt);
+	EXPECT_GT(3500 * RKT_NSEC_PER_MSEC, dt) TH_LOG("ended after %llu ms",
+						       (unsigned long long)dt / 1000000);
+	ASSERT_EQ(0, rkt_ctx_query(self->fd, ctx, &cq));
+	EXPECT_EQ(1, cq.reset_count);
+	EXPECT_EQ(DRM_RKACCEL_CTX_GUILTY, cq.state);
 }
 
 TEST_F(fence, out_sync_replaced_by_next_job)
