@@ -398,7 +398,8 @@ void rkaccel_gem_show_weight_stats(struct drm_printer *p, struct drm_file *file)
 		if (obj->funcs != &rkaccel_gem_funcs ||
 		    !(to_rkaccel_bo(obj)->flags & DRM_RKACCEL_BO_WEIGHT))
 			continue;
-		if (obj->handle_count > 1)
+		/* the same test drm_show_memory_stats() applies, so the two agree */
+		if (drm_gem_object_is_shared_for_memory_stats(obj))
 			stats.shared += obj->size;
 		else
 			stats.private += obj->size;
