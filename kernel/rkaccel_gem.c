@@ -268,7 +268,6 @@ struct drm_gem_object *rkaccel_gem_create_object(struct drm_device *ddev, size_t
 	bo->base.map_wc = false;
 	mutex_init(&bo->lock);
 	INIT_LIST_HEAD(&bo->mappings);
-	atomic_inc(&rkaccel_bo_count);
 	return &bo->base.base;
 }
 
@@ -286,8 +285,14 @@ int rkaccel_ioctl_bo_create(struct drm_device *ddev, void *data, struct drm_file
 		return -EINVAL;
 
 	shmem = drm_gem_shmem_create(ddev, PAGE_ALIGN(args->size));
+	/* shmem's own -ENOSPC (no inode) is memory to us, not address space */
 	if (IS_ERR(shmem))
-		return PTR_ERR(shmem);
+		return PTR_ERR(shmem) == -ENOSPC ? -ENOMEM : PTR_ERR(shmem);
+	/*
+	 * Counted here, not in gem_create_object: the shmem helper frees an
+	 * object it failed to set up without the .free that uncounts it.
+	 */
+	atomic_inc(&rkaccel_bo_count);
 	bo = container_of(shmem, struct rkaccel_bo, base);
 	bo->flags = args->flags;
 
