@@ -7,6 +7,7 @@
 
 #include <drm/drm_managed.h>
 #include <linux/bits.h>
+#include <linux/dma-fence.h>
 #include <linux/module.h>
 
 #include "rkaccel_core.h"
@@ -161,7 +162,7 @@ void rkaccel_core_start_task(struct rkaccel_core *core, u64 regcmd_addr, u32 reg
  * does not implement with -EOPNOTSUPP; a completion starts the job's next
  * PC start or ends the job.
  */
-void rkaccel_core_irq(struct rkaccel_core *core)
+static void rkaccel_core_complete(struct rkaccel_core *core)
 {
 	struct rkaccel_job *job;
 	unsigned long flags;
@@ -201,6 +202,15 @@ void rkaccel_core_irq(struct rkaccel_core *core)
 	core->job = NULL;
 	spin_unlock_irqrestore(&core->job_lock, flags);
 	rkaccel_job_finish(core, job, 0);
+}
+
+/* The completion path: a fence-signalling section, checked by lockdep. */
+void rkaccel_core_irq(struct rkaccel_core *core)
+{
+	bool cookie = dma_fence_begin_signalling();
+
+	rkaccel_core_complete(core);
+	dma_fence_end_signalling(cookie);
 }
 
 /* Add the busy time [@start, @end) to the load slots it covers. */

@@ -279,6 +279,12 @@ static int rkaccel_sim_create(void)
 					     soc, sizeof(*soc));
 	if (IS_ERR(pdev))
 		return PTR_ERR(pdev);
+	/* The probe ran synchronously: sim= asked for this device, so no device, no module. */
+	if (!device_is_bound(&pdev->dev)) {
+		platform_device_unregister(pdev);
+		pr_err("rkaccel: sim=%s: the simulated NPU failed to probe\n", sim);
+		return -ENODEV;
+	}
 	rkaccel_sim_pdev = pdev;
 	return 0;
 }

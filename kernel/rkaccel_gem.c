@@ -268,7 +268,6 @@ struct drm_gem_object *rkaccel_gem_create_object(struct drm_device *ddev, size_t
 	bo->base.map_wc = false;
 	mutex_init(&bo->lock);
 	INIT_LIST_HEAD(&bo->mappings);
-	atomic_inc(&rkaccel_bo_count);
 	return &bo->base.base;
 }
 
@@ -286,8 +285,14 @@ int rkaccel_ioctl_bo_create(struct drm_device *ddev, void *data, struct drm_file
 		return -EINVAL;
 
 	shmem = drm_gem_shmem_create(ddev, PAGE_ALIGN(args->size));
+	/* shmem's own -ENOSPC (no inode) is memory to us, not address space */
 	if (IS_ERR(shmem))
-		return PTR_ERR(shmem);
+		return PTR_ERR(shmem) == -ENOSPC ? -ENOMEM : PTR_ERR(shmem);
+	/*
+	 * Counted here, not in gem_create_object: the shmem helper frees an
+	 * object it failed to set up without the .free that uncounts it.
+	 */
+	atomic_inc(&rkaccel_bo_count);
 	bo = container_of(shmem, struct rkaccel_bo, base);
 	bo->flags = args->flags;
 
@@ -398,7 +403,8 @@ void rkaccel_gem_show_weight_stats(struct drm_printer *p, struct drm_file *file)
 		if (obj->funcs != &rkaccel_gem_funcs ||
 		    !(to_rkaccel_bo(obj)->flags & DRM_RKACCEL_BO_WEIGHT))
 			continue;
-		if (obj->handle_count > 1)
+		/* the same test drm_show_memory_stats() applies, so the two agree */
+		if (drm_gem_object_is_shared_for_memory_stats(obj))
 			stats.shared += obj->size;
 		else
 			stats.private += obj->size;

@@ -350,13 +350,20 @@ static int rkaccel_submit_add_in_syncs(struct rkaccel_job *job, struct drm_file 
 	if (IS_ERR(syncs))
 		return PTR_ERR(syncs);
 
+	/*
+	 * Not drm_sched_job_add_syncobj_dependency(): on 6.12 it takes a
+	 * 32-bit point, and timeline points are 64 bits as for the out-sync.
+	 */
 	for (i = 0; i < args->in_sync_count && !ret; i++) {
-		if (syncs[i].flags || syncs[i].point > U32_MAX) {
+		struct dma_fence *fence;
+
+		if (syncs[i].flags) {
 			ret = -EINVAL;
 			break;
 		}
-		ret = drm_sched_job_add_syncobj_dependency(&job->base, file, syncs[i].handle,
-							   syncs[i].point);
+		ret = drm_syncobj_find_fence(file, syncs[i].handle, syncs[i].point, 0, &fence);
+		if (!ret)
+			ret = drm_sched_job_add_dependency(&job->base, fence);
 	}
 	kvfree(syncs);
 	return ret;

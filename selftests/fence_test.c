@@ -293,6 +293,30 @@ TEST_F(fence, in_sync_timeline_point)
 	drmSyncobjDestroy(self->fd, tl);
 }
 
+TEST_F(fence, in_sync_point_above_32_bits)
+{
+	/* in- and out-sync points are both 64 bits: B waits for A's 2^34 + 3 */
+	struct drm_rkaccel_task a_t = slot_job(self, 0, 2000, 0, NULL);
+	struct drm_rkaccel_task b_t = slot_job(self, 1, 5, 0, NULL);
+	uint32_t a = new_ctx(self, 1), b = new_ctx(self, other_core(self));
+	uint64_t point = (1ull << 34) + 3;
+	struct drm_rkaccel_sync in = { .point = point };
+	uint32_t tl, b_out = new_syncobj(self->fd);
+
+	ASSERT_EQ(0, drmSyncobjCreate(self->fd, 0, &tl));
+	in.handle = tl;
+	ASSERT_EQ(0, sub1(self, a, &a_t, NULL, 0, tl, point));
+	ASSERT_EQ(0, sub1(self, b, &b_t, &in, 1, b_out, 0))
+		TH_LOG("an in-sync point past 2^32 was refused");
+	usleep(50000);
+	ASSERT_EQ(-ETIME, drmSyncobjTimelineWait(self->fd, &tl, &point, 1, 0, 0, NULL))
+		TH_LOG("A ended too soon to tell");
+	EXPECT_EQ(-ETIME, rkt_syncobj_poll(self->fd, b_out)) TH_LOG("B ran before its point");
+	ASSERT_EQ(0, rkt_syncobj_wait(self->fd, b_out, rkt_deadline_ms(10000)));
+	EXPECT_EQ(1, status_of(self->fd, b_out));
+	drmSyncobjDestroy(self->fd, tl);
+}
+
 TEST_F(fence, timeline_chain_three_contexts)
 {
 	/* A -> B -> C through points 1, 2, 3 of one timeline, on three contexts */

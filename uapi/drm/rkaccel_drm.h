@@ -290,7 +290,11 @@ struct drm_rkaccel_sync {
 	__u32 handle;
 	/** @flags: must be zero. */
 	__u32 flags;
-	/** @point: timeline point, 0 for a binary syncobj. */
+	/**
+	 * @point: timeline point (any 64-bit value, as for
+	 * &drm_rkaccel_submit.out_sync_point), 0 for a binary syncobj. An
+	 * in-sync point must already have a fence (no wait-for-submit).
+	 */
 	__u64 point;
 };
 
@@ -300,7 +304,13 @@ struct drm_rkaccel_sync {
  * Arrays are passed as user pointers with a count and the size of one
  * element (the stride, which must equal the struct's size in this version).
  * The job starts once every input syncobj has signalled and every listed BO
- * is idle for its use; its out fence signals when the job is done, with an
+ * is idle for its use. List every BO the job reads or writes: the list
+ * gives implicit sync and keeps the BOs for the job's lifetime. The kernel
+ * checks that each task's first regcmd lies in a listed BO; the regcmds a
+ * chain reaches from there are followed by the device and are not checked
+ * (a job reaches only its own file's address space, so an unlisted BO is
+ * the submitter's own mistake, not a way into another file's memory). Its
+ * out fence signals when the job is done, with an
  * error when it faulted (-EIO) or hung the core and was cancelled by the
  * reset (-ECANCELED; the context is then GUILTY).
  */
