@@ -140,8 +140,12 @@ void rkaccel_job_hung(struct rkaccel_core *core, struct rkaccel_job *job)
 
 	dev_warn(core->rdev->ddev.dev, "core %u: job timed out, resetting the core\n",
 		 core->index);
-	cookie = dma_fence_begin_signalling();
+	/*
+	 * Outside the signalling section: the reset waits for the core's own
+	 * completion path (IRQ thread, simulator work), which signals fences.
+	 */
 	core->ops->reset(core);
+	cookie = dma_fence_begin_signalling();
 	atomic64_inc(&core->resets);
 	atomic_set(&job->ctx->guilty, 1);
 	atomic_inc(&job->ctx->reset_count);
