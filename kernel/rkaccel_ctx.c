@@ -6,6 +6,7 @@
  */
 
 #include <drm/drm_file.h>
+#include <drm/drm_print.h>
 #include <linux/bits.h>
 #include <linux/capability.h>
 #include <linux/slab.h>
@@ -85,12 +86,21 @@ void rkaccel_ctx_destroy_all(struct rkaccel_file *rfile)
 static int rkaccel_ctx_check_args(struct rkaccel_device *rdev,
 				  const struct drm_rkaccel_ctx_create *args)
 {
-	if (args->flags)
+	struct drm_device *ddev = &rdev->ddev;
+
+	if (args->flags) {
+		drm_dbg(ddev, "CTX_CREATE: flags 0x%x\n", args->flags);
 		return -EINVAL;
-	if (args->core_mask & ~GENMASK(rdev->num_cores - 1, 0))
+	}
+	if (args->core_mask & ~GENMASK(rdev->num_cores - 1, 0)) {
+		drm_dbg(ddev, "CTX_CREATE: core_mask 0x%x, %u cores\n", args->core_mask,
+			rdev->num_cores);
 		return -EINVAL;
-	if (args->priority >= ARRAY_SIZE(rkaccel_sched_prio))
+	}
+	if (args->priority >= ARRAY_SIZE(rkaccel_sched_prio)) {
+		drm_dbg(ddev, "CTX_CREATE: priority %u\n", args->priority);
 		return -EINVAL;
+	}
 	if (args->priority == DRM_RKACCEL_PRIORITY_HIGH && !capable(CAP_SYS_NICE))
 		return -EPERM;
 	return 0;
@@ -147,8 +157,10 @@ int rkaccel_ioctl_ctx_destroy(struct drm_device *ddev, void *data, struct drm_fi
 	struct drm_rkaccel_ctx_destroy *args = data;
 	struct rkaccel_ctx *ctx;
 
-	if (args->pad)
+	if (args->pad) {
+		drm_dbg(ddev, "CTX_DESTROY: pad 0x%x\n", args->pad);
 		return -EINVAL;
+	}
 	/* erasing index 0 would free it for the next allocation */
 	if (!args->handle)
 		return -ENOENT;
@@ -164,8 +176,10 @@ int rkaccel_ioctl_ctx_query(struct drm_device *ddev, void *data, struct drm_file
 	struct drm_rkaccel_ctx_query *args = data;
 	struct rkaccel_ctx *ctx;
 
-	if (args->flags)
+	if (args->flags) {
+		drm_dbg(ddev, "CTX_QUERY: flags 0x%x\n", args->flags);
 		return -EINVAL;
+	}
 	ctx = rkaccel_ctx_lookup(file->driver_priv, args->handle);
 	if (!ctx)
 		return -ENOENT;

@@ -6,12 +6,14 @@
 
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_print.h>
 #include <drm/drm_syncobj.h>
 #include <linux/dma-fence-chain.h>
 #include <linux/dma-resv.h>
 #include <linux/module.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 
 #include "rkaccel_core.h"
 #include "rkaccel_ctx.h"
@@ -196,49 +198,80 @@ const struct drm_sched_backend_ops rkaccel_sched_ops = {
 	.free_job = rkaccel_job_free,
 };
 
-/* Copy @count elements of exactly @stride bytes from userspace. */
-static void *rkaccel_copy_array(u64 uptr, u32 count, u32 stride, size_t size)
-{
-	void *buf;
+/* A stride no element of any version will reach. */
+#define RKACCEL_MAX_STRIDE	256
 
-	if (stride != size)
-		return ERR_PTR(-EINVAL);
+/* Each -EINVAL of SUBMIT says why in the DRM debug log (drm.debug=0x2). */
+#define rkaccel_inval(ddev, fmt, ...) ({				\
+	drm_dbg(ddev, "SUBMIT: " fmt "\n", ##__VA_ARGS__);		\
+	-EINVAL;							\
+})
+
+/*
+ * Copy @count elements @stride bytes apart into an array of @size-byte
+ * elements. A longer element (newer userspace) must be zero past @size; a
+ * shorter one (older userspace, at least @min bytes) is zero-extended.
+ */
+static void *rkaccel_copy_array(struct drm_device *ddev, const char *what, u64 uptr,
+				u32 count, u32 stride, size_t size, size_t min)
+{
+	void __user *src = u64_to_user_ptr(uptr);
+	void *buf;
+	u32 i;
+	int ret;
+
+	if (stride < min || stride > RKACCEL_MAX_STRIDE)
+		return ERR_PTR(rkaccel_inval(ddev, "%s stride %u outside %zu..%u", what,
+					     stride, min, RKACCEL_MAX_STRIDE));
 	buf = kvmalloc_array(count, size, GFP_KERNEL);
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
-	if (copy_from_user(buf, u64_to_user_ptr(uptr), (size_t)count * size)) {
+	if (stride == size) {
+		ret = copy_from_user(buf, src, (size_t)count * size) ? -EFAULT : 0;
+	} else {
+		for (i = 0, ret = 0; i < count && !ret; i++)
+			ret = copy_struct_from_user(buf + (size_t)i * size, size,
+						    src + (size_t)i * stride, stride);
+		if (ret == -E2BIG)
+			ret = rkaccel_inval(ddev, "%s %u: non-zero bytes past %zu", what,
+					    i - 1, size);
+	}
+	if (ret) {
 		kvfree(buf);
-		return ERR_PTR(-EFAULT);
+		return ERR_PTR(ret);
 	}
 	return buf;
 }
 
-static int rkaccel_submit_check_args(const struct drm_rkaccel_submit *args)
+static int rkaccel_submit_check_args(struct drm_device *ddev,
+				     const struct drm_rkaccel_submit *args)
 {
 	if (args->flags || args->pad)
-		return -EINVAL;
+		return rkaccel_inval(ddev, "flags 0x%x pad 0x%x", args->flags, args->pad);
 	if (!args->task_count || args->task_count > DRM_RKACCEL_MAX_JOB_TASKS)
-		return -EINVAL;
+		return rkaccel_inval(ddev, "task_count %u", args->task_count);
 	if (!args->bo_count || args->bo_count > DRM_RKACCEL_MAX_JOB_BOS)
-		return -EINVAL;
+		return rkaccel_inval(ddev, "bo_count %u", args->bo_count);
 	if (args->in_sync_count > DRM_RKACCEL_MAX_JOB_SYNCS)
-		return -EINVAL;
+		return rkaccel_inval(ddev, "in_sync_count %u", args->in_sync_count);
 	if (!args->in_sync_count && args->sync_stride &&
 	    args->sync_stride != sizeof(struct drm_rkaccel_sync))
-		return -EINVAL;
+		return rkaccel_inval(ddev, "sync_stride %u without syncs", args->sync_stride);
 	if (!args->out_sync && args->out_sync_point)
-		return -EINVAL;
+		return rkaccel_inval(ddev, "out_sync_point without out_sync");
 	return 0;
 }
 
 static int rkaccel_submit_get_bos(struct rkaccel_job *job, struct drm_file *file,
 				  const struct drm_rkaccel_submit *args)
 {
+	struct drm_device *ddev = file->minor->dev;
 	struct drm_rkaccel_submit_bo *ubos;
 	u32 i, j;
 	int ret = 0;
 
-	ubos = rkaccel_copy_array(args->bos, args->bo_count, args->bo_stride, sizeof(*ubos));
+	ubos = rkaccel_copy_array(ddev, "bo", args->bos, args->bo_count,
+				  args->bo_stride, sizeof(*ubos), sizeof(*ubos));
 	if (IS_ERR(ubos))
 		return PTR_ERR(ubos);
 
@@ -254,12 +287,13 @@ static int rkaccel_submit_get_bos(struct rkaccel_job *job, struct drm_file *file
 		struct rkaccel_bo *bo;
 
 		if (ubos[i].flags & ~DRM_RKACCEL_SUBMIT_BO_WRITE) {
-			ret = -EINVAL;
+			ret = rkaccel_inval(ddev, "bo %u: flags 0x%x", i, ubos[i].flags);
 			goto out;
 		}
 		for (j = 0; j < i; j++) {
 			if (ubos[j].handle == ubos[i].handle) {
-				ret = -EINVAL;	/* listed twice */
+				ret = rkaccel_inval(ddev, "bo %u: handle %u listed twice", i,
+						    ubos[i].handle);
 				goto out;
 			}
 		}
@@ -279,7 +313,7 @@ static int rkaccel_submit_get_bos(struct rkaccel_job *job, struct drm_file *file
 		}
 		/* Weights must be final before the device reads them. */
 		if ((bo->flags & DRM_RKACCEL_BO_WEIGHT) && !READ_ONCE(bo->sealed)) {
-			ret = -EINVAL;
+			ret = rkaccel_inval(ddev, "bo %u: weight BO not sealed", i);
 			goto out;
 		}
 	}
@@ -310,10 +344,12 @@ static bool rkaccel_task_in_bos(struct rkaccel_job *job, struct rkaccel_file *rf
 static int rkaccel_submit_get_tasks(struct rkaccel_job *job, struct rkaccel_file *rfile,
 				    const struct drm_rkaccel_submit *args)
 {
+	struct drm_device *ddev = &rfile->rdev->ddev;
 	u64 hw_tasks = 0;
 	u32 i;
 
-	job->tasks = rkaccel_copy_array(args->tasks, args->task_count, args->task_stride,
+	job->tasks = rkaccel_copy_array(ddev, "task", args->tasks, args->task_count,
+					args->task_stride, sizeof(*job->tasks),
 					sizeof(*job->tasks));
 	if (IS_ERR(job->tasks)) {
 		int ret = PTR_ERR(job->tasks);
@@ -327,17 +363,21 @@ static int rkaccel_submit_get_tasks(struct rkaccel_job *job, struct rkaccel_file
 		const struct drm_rkaccel_task *t = &job->tasks[i];
 
 		/* PC_REGISTER_AMOUNTS holds (count + 1) / 2 - 1 in 16 bits */
-		if (!t->regcmd_count || t->regcmd_count > 0x20000 || !t->task_count)
-			return -EINVAL;
+		if (!t->regcmd_count || t->regcmd_count > 0x20000)
+			return rkaccel_inval(ddev, "task %u: regcmd_count %u", i, t->regcmd_count);
+		if (!t->task_count || t->task_count > rfile->rdev->soc->max_tasks)
+			return rkaccel_inval(ddev, "task %u: task_count %u", i, t->task_count);
 		if (!IS_ALIGNED(t->regcmd_addr, 16))
-			return -EINVAL;
-		if (t->task_count > rfile->rdev->soc->max_tasks)
-			return -EINVAL;
+			return rkaccel_inval(ddev, "task %u: regcmd_addr 0x%llx unaligned", i,
+					     t->regcmd_addr);
 		hw_tasks += t->task_count;
 		if (!rkaccel_task_in_bos(job, rfile, t))
-			return -EINVAL;
+			return rkaccel_inval(ddev, "task %u: regcmds at 0x%llx not in a listed BO",
+					     i, t->regcmd_addr);
 	}
-	return hw_tasks > rfile->rdev->soc->max_tasks ? -EINVAL : 0;
+	if (hw_tasks > rfile->rdev->soc->max_tasks)
+		return rkaccel_inval(ddev, "%llu hardware tasks in the job", hw_tasks);
+	return 0;
 }
 
 static int rkaccel_submit_add_in_syncs(struct rkaccel_job *job, struct drm_file *file,
@@ -349,7 +389,8 @@ static int rkaccel_submit_add_in_syncs(struct rkaccel_job *job, struct drm_file 
 
 	if (!args->in_sync_count)
 		return 0;
-	syncs = rkaccel_copy_array(args->in_syncs, args->in_sync_count, args->sync_stride,
+	syncs = rkaccel_copy_array(file->minor->dev, "sync", args->in_syncs,
+				   args->in_sync_count, args->sync_stride, sizeof(*syncs),
 				   sizeof(*syncs));
 	if (IS_ERR(syncs))
 		return PTR_ERR(syncs);
@@ -362,7 +403,8 @@ static int rkaccel_submit_add_in_syncs(struct rkaccel_job *job, struct drm_file 
 		struct dma_fence *fence;
 
 		if (syncs[i].flags) {
-			ret = -EINVAL;
+			ret = rkaccel_inval(file->minor->dev, "sync %u: flags 0x%x", i,
+					    syncs[i].flags);
 			break;
 		}
 		ret = drm_syncobj_find_fence(file, syncs[i].handle, syncs[i].point, 0, &fence);
@@ -509,7 +551,7 @@ int rkaccel_ioctl_submit(struct drm_device *ddev, void *data, struct drm_file *f
 	struct rkaccel_ctx *ctx;
 	int ret;
 
-	ret = rkaccel_submit_check_args(args);
+	ret = rkaccel_submit_check_args(ddev, args);
 	if (ret)
 		return ret;
 	ctx = rkaccel_ctx_lookup(rfile, args->ctx);

@@ -302,7 +302,11 @@ struct drm_rkaccel_sync {
  * struct drm_rkaccel_submit - queue one job on a context.
  *
  * Arrays are passed as user pointers with a count and the size of one
- * element (the stride, which must equal the struct's size in this version).
+ * element, the stride. A stride above the kernel's struct size (newer
+ * userspace, at most 256) is accepted when the bytes past the struct are
+ * zero; one below it (older userspace, at least the first version's size,
+ * which today is the current size) is zero-extended. Anything else is
+ * -EINVAL; the reason of every -EINVAL is in the DRM debug log.
  * The job starts once every input syncobj has signalled and every listed BO
  * is idle for its use. List every BO the job reads or writes: the list
  * gives implicit sync and keeps the BOs for the job's lifetime. The kernel
@@ -324,14 +328,14 @@ struct drm_rkaccel_submit {
 	__u64 tasks;
 	/** @task_count: 1..DRM_RKACCEL_MAX_JOB_TASKS. */
 	__u32 task_count;
-	/** @task_stride: sizeof(struct drm_rkaccel_task). */
+	/** @task_stride: sizeof(struct drm_rkaccel_task), see above. */
 	__u32 task_stride;
 
 	/** @bos: pointer to struct drm_rkaccel_submit_bo[@bo_count]. */
 	__u64 bos;
 	/** @bo_count: 1..DRM_RKACCEL_MAX_JOB_BOS. */
 	__u32 bo_count;
-	/** @bo_stride: sizeof(struct drm_rkaccel_submit_bo). */
+	/** @bo_stride: sizeof(struct drm_rkaccel_submit_bo), see above. */
 	__u32 bo_stride;
 
 	/** @in_syncs: pointer to struct drm_rkaccel_sync[@in_sync_count]. */
