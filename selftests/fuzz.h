@@ -159,6 +159,19 @@ static inline int fz_kmsg_reports(int kfd, bool print_all)
 	return n;
 }
 
+/* Write one record to the kernel log (to show a report check can fail). */
+static inline int fz_kmsg_write(const char *msg)
+{
+	int fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, msg, strlen(msg)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 /* Path of the device node, for children that must not call the library. */
 static inline int fz_dev_path(char *out, size_t len)
 {

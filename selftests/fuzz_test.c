@@ -41,7 +41,7 @@ static const struct {
 };
 
 /* Judges broken on purpose, to show that each can fail (--break). */
-enum { BREAK_NONE, BREAK_ERRNO, BREAK_LEAK, BREAK_USABLE };
+enum { BREAK_NONE, BREAK_ERRNO, BREAK_LEAK, BREAK_USABLE, BREAK_REPORT };
 
 static struct {
 	uint64_t seed;
@@ -1228,7 +1228,7 @@ static void usage(void)
 {
 	printf("usage: fuzz_test [--seed N] [--iterations N] [--seconds S] [--threads N]\n"
 	       "  [--only-thread I] [--ring N] [--fence-ms MS] [--max-hangs N] [--verbose]\n"
-	       "  [--known all|NAME[,NAME]] [--break errno|leak|usable]\nknown bugs:\n");
+	       "  [--known all|NAME[,NAME]] [--break errno|leak|usable|report]\nknown bugs:\n");
 	for (unsigned int i = 0; i < sizeof(known_bugs) / sizeof(known_bugs[0]); i++)
 		printf("  %-12s %s\n", known_bugs[i].name, known_bugs[i].what);
 }
@@ -1253,6 +1253,10 @@ static int parse_args(int argc, char **argv)
 	bool have_seed = false;
 	int c;
 
+	/* the environment sets the defaults, the options win */
+	if (getenv("RKACCEL_FUZZ_SECONDS"))
+		opt.seconds = strtod(getenv("RKACCEL_FUZZ_SECONDS"), NULL);
+
 	while ((c = getopt_long(argc, argv, "s:i:S:t:o:r:f:H:k:b:vh", lo, NULL)) != -1) {
 		switch (c) {
 		case 's': opt.seed = strtoull(optarg, NULL, 0); have_seed = true; break;
@@ -1272,7 +1276,8 @@ static int parse_args(int argc, char **argv)
 		case 'b':
 			opt.brk = !strcmp(optarg, "errno") ? BREAK_ERRNO :
 				  !strcmp(optarg, "leak") ? BREAK_LEAK :
-				  !strcmp(optarg, "usable") ? BREAK_USABLE : -1;
+				  !strcmp(optarg, "usable") ? BREAK_USABLE :
+				  !strcmp(optarg, "report") ? BREAK_REPORT : -1;
 			if (opt.brk < 0)
 				return -1;
 			break;
@@ -1283,7 +1288,9 @@ static int parse_args(int argc, char **argv)
 	if (opt.threads < 1 || opt.threads > 16 || opt.ring < 1 ||
 	    opt.only_thread >= opt.threads)
 		return -1;
-	if (!have_seed)
+	if (!have_seed && getenv("RKACCEL_FUZZ_SEED"))
+		opt.seed = strtoull(getenv("RKACCEL_FUZZ_SEED"), NULL, 0);
+	else if (!have_seed)
 		opt.seed = rkt_now_ns() ^ ((uint64_t)getpid() << 32);
 	return 0;
 }
@@ -1389,6 +1396,12 @@ int main(int argc, char **argv)
 	if (ret)
 		printf("# the known-good job: %d (%s)\n", ret, strerror(-ret));
 	ksft_test_result(!ret, "fuzz.device_usable\n");
+	if (opt.brk == BREAK_REPORT) {
+		int r = fz_kmsg_write("fuzz_test: WARNING: deliberate (--break report)\n");
+
+		if (r)
+			printf("# writing /dev/kmsg: %s\n", strerror(-r));
+	}
 	reports = fz_kmsg_reports(kfd, false);
 	ksft_test_result(!reports, "fuzz.no_kernel_report\n");
 	if (failed || ret || reports)

@@ -8,7 +8,10 @@
  * back, a known-good job runs, and the kernel printed no report. The guest's
  * /init then unloads the module and checks kmemleak and dmesg.
  *
- * RKACCEL_STRESS_SECONDS sets the length (default 20).
+ * RKACCEL_STRESS_SECONDS sets the length (default 20). RKACCEL_STRESS_BREAK
+ * breaks one judge on purpose, to show it can fail: "status" (a worker's
+ * chain hangs), "core" (the hangs go to core 1), "leak" (a file stays open),
+ * "usable" (the known-good job hangs), "report" (a fake report in the log).
  * Documentation/testing.rst, section "Fuzzer and fault injection".
  */
 
@@ -24,6 +27,7 @@ static uint64_t deadline_ns;
 static char dev_path[64];
 static int shared_fd = -1;
 static unsigned int num_cores;
+static const char *break_what = "";
 
 struct worker {
 	pthread_t thread;
@@ -42,6 +46,7 @@ struct job_file {
 	struct drm_rkaccel_task task;
 	struct drm_rkaccel_submit_bo bo;
 	uint32_t ctx, out;
+	bool has_job;		/* out holds a fence */
 };
 
 static int jf_open(struct job_file *j, int fd, uint32_t mask, uint32_t ntasks)
@@ -49,14 +54,16 @@ static int jf_open(struct job_file *j, int fd, uint32_t mask, uint32_t ntasks)
 	struct rkt_chain ch;
 	int ret;
 
+	bool hang = !strcmp(break_what, "status") && mask == 2;
+
 	memset(j, 0, sizeof(*j));
 	j->fd = fd >= 0 ? fd : open(dev_path, O_RDWR | O_CLOEXEC);
 	if (j->fd < 0)
 		return -errno;
 	ret = rkt_bo_new(j->fd, rkt_chain_bytes(ntasks, 2), 0, &j->cmd);
 	if (!ret)
-		ret = rkt_chain_build(j->cmd.map, j->cmd.npu_addr, j->cmd.map_len, 0, ntasks, 2, 0,
-				      &ch);
+		ret = rkt_chain_build(j->cmd.map, j->cmd.npu_addr, j->cmd.map_len, 0, ntasks, 2,
+				      hang ? RKT_CHAIN_NO_ENABLE : 0, &ch);
 	if (!ret)
 		ret = rkt_ctx_create(j->fd, mask, DRM_RKACCEL_PRIORITY_NORMAL, &j->ctx);
 	if (!ret)
@@ -86,14 +93,20 @@ static void jf_close(struct job_file *j, bool close_fd)
 
 static int jf_submit(struct job_file *j)
 {
-	return rkt_submit(j->fd, j->ctx, &j->task, 1, &j->bo, 1, NULL, 0, j->out, 0);
+	int ret = rkt_submit(j->fd, j->ctx, &j->task, 1, &j->bo, 1, NULL, 0, j->out, 0);
+
+	j->has_job |= !ret;
+	return ret;
 }
 
 /* Wait for the last job: it must signal in time and without error. */
 static int jf_check(struct job_file *j, char *err, size_t len)
 {
-	int ret = rkt_syncobj_wait(j->fd, j->out, rkt_deadline_ms(30000)), status = 0;
+	int ret, status = 0;
 
+	if (!j->has_job)
+		return 0;
+	ret = rkt_syncobj_wait(j->fd, j->out, rkt_deadline_ms(30000));
 	if (ret) {
 		snprintf(err, len, "a job did not end within 30 s (%d)", ret);
 		return -1;
@@ -190,7 +203,8 @@ static void *hanger_main(void *arg)
 		struct drm_rkaccel_task t = rkt_chain_task(&ch);
 		uint32_t ctx;
 
-		if (rkt_ctx_create(fd, 1, DRM_RKACCEL_PRIORITY_NORMAL, &ctx) ||
+		if (rkt_ctx_create(fd, strcmp(break_what, "core") ? 1 : 2, DRM_RKACCEL_PRIORITY_NORMAL,
+				   &ctx) ||
 		    rkt_submit(fd, ctx, &t, 1, &bo, 1, NULL, 0, out, 0)) {
 			snprintf(h->err, sizeof(h->err), "hang submit: %s", strerror(errno));
 			break;
@@ -286,7 +300,9 @@ TEST(all_cores_hangs_closes_kills)
 	const char *env = getenv("RKACCEL_STRESS_SECONDS");
 	unsigned int seconds = env ? strtoul(env, NULL, 0) : 20, nw;
 	unsigned long jobs = 0, closes = 0, tracked = 0;
-	int kfd = fz_kmsg_open(), ncores, ret;
+	int kfd = fz_kmsg_open(), ncores, ret, kept = -1;
+
+	break_what = getenv("RKACCEL_STRESS_BREAK") ?: "";
 
 	ASSERT_EQ(0, fz_dev_path(dev_path, sizeof(dev_path)));
 	ASSERT_EQ(0, fz_counts_read(&base)) TH_LOG("no object counts in debugfs");
@@ -318,6 +334,8 @@ TEST(all_cores_hangs_closes_kills)
 	pthread_join(k.thread, NULL);
 	EXPECT_STREQ("", h.err);
 	EXPECT_STREQ("", k.err);
+	if (!strcmp(break_what, "leak"))
+		kept = dup(shared_fd);
 	close(shared_fd);
 	printf("# %u s, %u threads: %lu jobs, %lu files closed with jobs queued (%lu of their"
 	       " fences checked), %lu hangs on core 0, %lu children killed\n", seconds, nw,
@@ -339,8 +357,16 @@ TEST(all_cores_hangs_closes_kills)
 	EXPECT_TRUE(fz_counts_settle(&base, &now, 10000))
 		TH_LOG("left: bos %ld->%ld contexts %ld->%ld files %ld->%ld", base.bos, now.bos,
 		       base.ctxs, now.ctxs, base.files, now.files);
-	ret = fz_known_good(30000, false);
+	if (kept >= 0)
+		close(kept);
+	ret = fz_known_good(30000, !strcmp(break_what, "usable"));
 	EXPECT_EQ(0, ret) TH_LOG("the known-good job: %s", strerror(-ret));
+	if (!strcmp(break_what, "report")) {
+		int r = fz_kmsg_write("stress_debug_test: WARNING: deliberate (RKACCEL_STRESS_BREAK)\n");
+
+		if (r)
+			printf("# writing /dev/kmsg: %s\n", strerror(-r));
+	}
 	EXPECT_EQ(0, fz_kmsg_reports(kfd, false)) TH_LOG("kernel reports, above");
 	close(kfd);
 }
