@@ -22,8 +22,10 @@ struct rkaccel_vm;
  * @read: read the 32-bit register at byte offset @reg.
  * @write: write @val to the 32-bit register at byte offset @reg.
  * @attach_vm: make @vm the address space the core's DMA goes through
- *	(silicon: attach its IOMMU domain; simulator: its page table).
- * @reset: reset the core: stop whatever it runs, registers to defaults.
+ *	(silicon: attach its IOMMU domain; simulator: its page table); an
+ *	error fails the job, which never runs on another address space.
+ * @reset: reset the core: stop whatever it runs, registers to defaults
+ *	(silicon masks the interrupt and waits for its handler first).
  * @job_begin: optional, at SUBMIT once the job's core is chosen (process
  *	context, may sleep and allocate, never in the signalling path):
  *	silicon powers the core up and hands the job's BOs to the device.
@@ -38,7 +40,7 @@ struct rkaccel_vm;
 struct rkaccel_reg_ops {
 	u32 (*read)(struct rkaccel_core *core, u32 reg);
 	void (*write)(struct rkaccel_core *core, u32 reg, u32 val);
-	void (*attach_vm)(struct rkaccel_core *core, struct rkaccel_vm *vm);
+	int (*attach_vm)(struct rkaccel_core *core, struct rkaccel_vm *vm);
 	void (*reset)(struct rkaccel_core *core);
 	int (*job_begin)(struct rkaccel_core *core, struct rkaccel_job *job);
 	void (*job_end)(struct rkaccel_core *core, struct rkaccel_job *job);

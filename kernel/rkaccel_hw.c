@@ -102,28 +102,39 @@ static void hw_detach_locked(struct rkaccel_hw_core *hw)
 	hw->domain = NULL;
 }
 
-/* Switch the core's IOMMU only when the job's address space differs. */
-static void hw_attach_vm(struct rkaccel_core *core, struct rkaccel_vm *vm)
+/*
+ * Switch the core's IOMMU only when the job's address space differs. On a
+ * failure the core is left detached and the job fails: it must never run
+ * on the default domain, which reaches other memory.
+ */
+static int hw_attach_vm(struct rkaccel_core *core, struct rkaccel_vm *vm)
 {
 	struct rkaccel_hw_core *hw = core->backend;
 	int ret;
 
 	guard(mutex)(&hw->domain_lock);
 	if (hw->domain == vm->domain)
-		return;
+		return 0;
 	hw_detach_locked(hw);
 	ret = iommu_attach_group(vm->domain, hw->group);
 	if (ret) {
 		dev_err_ratelimited(hw->dev, "attaching the job's IOMMU domain: %d\n", ret);
-		return;
+		return ret;
 	}
 	hw->domain = vm->domain;
+	return 0;
 }
 
+/*
+ * Mask the core's interrupt and wait for a handler in flight first, so
+ * that no IRQ thread touches the core while it is held in reset.
+ */
 static void hw_reset(struct rkaccel_core *core)
 {
 	struct rkaccel_hw_core *hw = core->backend;
 
+	writel(0, hw->pc + RKNPU_PC_INTERRUPT_MASK);
+	synchronize_irq(hw->irq);
 	reset_control_assert(hw->rst);
 	usleep_range(10, 20);
 	reset_control_deassert(hw->rst);

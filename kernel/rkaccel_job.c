@@ -101,6 +101,7 @@ static struct dma_fence *rkaccel_job_run(struct drm_sched_job *sched_job)
 	struct drm_rkaccel_task *t = &job->tasks[0];
 	unsigned long flags;
 	bool cookie;
+	int ret;
 
 	if (unlikely(sched_job->s_fence->finished.error))
 		return NULL;
@@ -109,6 +110,12 @@ static struct dma_fence *rkaccel_job_run(struct drm_sched_job *sched_job)
 		return ERR_PTR(-ECANCELED);
 
 	cookie = dma_fence_begin_signalling();
+	/* Never on another address space: without its own the job fails. */
+	ret = core->ops->attach_vm(core, &job->ctx->rfile->vm);
+	if (ret) {
+		dma_fence_end_signalling(cookie);
+		return ERR_PTR(ret);
+	}
 	dma_fence_init(job->done, &rkaccel_fence_ops, &core->fence_lock, core->fence_context,
 		       ++core->fence_seqno);
 	__module_get(THIS_MODULE);	/* dropped by rkaccel_fence_release() */
@@ -117,7 +124,6 @@ static struct dma_fence *rkaccel_job_run(struct drm_sched_job *sched_job)
 	job->progress = 0;
 	atomic_set(&job->ctx->last_core, core->index);
 	atomic64_inc(&core->jobs);
-	core->ops->attach_vm(core, &job->ctx->rfile->vm);
 
 	trace_rkaccel_run(sched_job->s_fence->finished.context,
 			  sched_job->s_fence->finished.seqno, core->index, 0);

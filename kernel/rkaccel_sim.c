@@ -193,7 +193,7 @@ static void sim_write(struct rkaccel_core *core, u32 reg, u32 val)
 		queue_work(core->rdev->sim_wq, &sim->exec);
 }
 
-static void sim_attach_vm(struct rkaccel_core *core, struct rkaccel_vm *vm)
+static int sim_attach_vm(struct rkaccel_core *core, struct rkaccel_vm *vm)
 {
 	struct rkaccel_sim_core *sim = core->backend;
 	unsigned long flags;
@@ -201,6 +201,7 @@ static void sim_attach_vm(struct rkaccel_core *core, struct rkaccel_vm *vm)
 	spin_lock_irqsave(&sim->lock, flags);
 	sim->vm = vm;
 	spin_unlock_irqrestore(&sim->lock, flags);
+	return 0;
 }
 
 static void sim_reset(struct rkaccel_core *core)
