@@ -17,6 +17,7 @@
 #include <linux/mod_devicetable.h>
 #include <linux/nvmem-consumer.h>
 #include <linux/of.h>
+#include <linux/of_platform.h>
 #include <linux/platform_device.h>
 #include <linux/pm_runtime.h>
 #include <linux/reset.h>
@@ -283,6 +284,36 @@ static int hw_get_iommu_group(struct rkaccel_hw_core *hw)
 	return devm_add_action_or_reset(hw->dev, hw_put_group, hw->group);
 }
 
+/*
+ * rocket (mainline) matches the same core nodes. rkaccel drives all cores of
+ * an NPU or none: refuse when another driver already holds one of them.
+ */
+static int hw_check_other_driver(struct device *dev)
+{
+	struct device_node *np;
+	int ret = 0;
+
+	for_each_matching_node(np, rkaccel_hw_of_match) {
+		struct platform_device *other = of_find_device_by_node(np);
+		struct device_driver *drv;
+
+		if (!other)
+			continue;
+		drv = READ_ONCE(other->dev.driver);
+		if (drv && drv != &rkaccel_hw_core_driver.driver) {
+			dev_err(dev, "core %pOF is bound to %s: unbind it or blacklist %s\n",
+				np, drv->name, drv->name);
+			ret = -EBUSY;
+		}
+		put_device(&other->dev);
+		if (ret) {
+			of_node_put(np);
+			break;
+		}
+	}
+	return ret;
+}
+
 static int rkaccel_hw_core_probe(struct platform_device *pdev)
 {
 	struct rkaccel_hw_core *hw;
@@ -293,6 +324,9 @@ static int rkaccel_hw_core_probe(struct platform_device *pdev)
 		return -ENOMEM;
 	hw->dev = &pdev->dev;
 	hw->soc = of_device_get_match_data(&pdev->dev);
+	ret = hw_check_other_driver(hw->dev);
+	if (ret)
+		return ret;
 	ret = devm_mutex_init(hw->dev, &hw->domain_lock);
 	if (ret)
 		return ret;
