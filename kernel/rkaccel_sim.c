@@ -71,6 +71,8 @@ MODULE_PARM_DESC(sim_compute, "Simulator: compute results (1) or only model time
  * @chain_ns: its modelled time.
  * @chain_tasks: its tasks once executed, 0 before: PC_TASK_STATUS then
  *	follows the modelled time from 0 to @chain_tasks.
+ * @exec_tasks: tasks executed so far, PC_TASK_STATUS while the chain's
+ *	host compute runs (a slow host must not look like a hung core).
  * @exec: runs the program counter.
  * @done: fires when the modelled time of the chain has passed.
  * @regs: the register file of the whole register span.
@@ -85,6 +87,7 @@ struct rkaccel_sim_core {
 	ktime_t chain_start;
 	u64 chain_ns;
 	u32 chain_tasks;
+	u32 exec_tasks;
 	struct work_struct exec;
 	struct hrtimer done;
 	u32 regs[RKNPU_CORE_REG_SPAN / sizeof(u32)];
@@ -101,7 +104,7 @@ static u32 sim_task_status_locked(struct rkaccel_sim_core *sim)
 	u64 elapsed;
 
 	if (!sim->chain_tasks)
-		return 0;
+		return READ_ONCE(sim->exec_tasks);
 	elapsed = ktime_to_ns(ktime_sub(ktime_get(), sim->chain_start));
 	if (elapsed >= sim->chain_ns)
 		return sim->chain_tasks;
@@ -204,6 +207,7 @@ static void sim_reset(struct rkaccel_core *core)
 	spin_lock_irqsave(&sim->lock, flags);
 	memset(sim->regs, 0, sizeof(sim->regs));
 	sim->chain_tasks = 0;
+	WRITE_ONCE(sim->exec_tasks, 0);
 	sim->vm = NULL;
 	spin_unlock_irqrestore(&sim->lock, flags);
 }
@@ -332,6 +336,7 @@ static void sim_exec(struct work_struct *work)
 	count = ((*sim_reg(sim, RKNPU_PC_REGISTER_AMOUNTS) & 0xffff) + 1) * 2;
 	task_con = *sim_reg(sim, RKNPU_PC_TASK_CON);
 	sim->chain_tasks = 0;
+	WRITE_ONCE(sim->exec_tasks, 0);
 	spin_unlock_irqrestore(&sim->lock, flags);
 
 	tasks = task_con & GENMASK(sim->core->rdev->soc->task_number_bits - 1, 0);
@@ -359,7 +364,7 @@ static void sim_exec(struct work_struct *work)
 			sim_raise(sim, gen, err);
 			goto out;
 		}
-		done++;
+		WRITE_ONCE(sim->exec_tasks, ++done);
 		addr = task.next_addr;
 		count = (task.next_amounts + 1) * 2;
 		cond_resched();

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Build rkaccel.ko for ARCH against the extracted Debian headers, out of the
 # source tree (build/ARCH/kernel), at W=1. Any compiler warning fails.
-# usage: build-module.sh ARCH [make arguments, e.g. C=2]
+# usage: build-module.sh ARCH [KDIR=dir] [make arguments, e.g. C=2]
+#   KDIR=dir builds against that kernel build tree (the debug kernel of
+#   scripts/debug-kernel.sh) into build/ARCH-debug instead.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,8 +13,12 @@ arch=$1; shift
 kroot=$build/kernel-pkgs
 kver=$(cat "$kroot/.version")
 kdir=$kroot/$arch/usr/src/linux-headers-$kver-$arch
-src=$build/$arch/src
-log=$build/$arch/module${1:+-$*}.log
+dest=$build/$arch
+case "${1:-}" in
+KDIR=*) kdir=${1#KDIR=} dest=$build/$arch-debug; shift ;;
+esac
+src=$dest/src
+log=$dest/module${1:+-$*}.log
 
 case "$arch" in
 amd64) cross=() ;;
@@ -20,11 +26,11 @@ arm64) cross=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-) ;;
 *) echo "build-module: unknown arch $arch" >&2; exit 2 ;;
 esac
 
-mkdir -p "$src" "$build/$arch/kernel"
+mkdir -p "$src" "$dest/kernel"
 rsync -a --delete --exclude='*.o' --exclude='*.ko' "$top/kernel" "$top/uapi" "$src/"
 make -s -C "$kdir" M="$src/kernel" "${cross[@]}" W=1 "$@" modules 2>&1 | tee "$log"
 if grep -q 'warning:\|error:' "$log"; then
 	echo "build-module: $arch: warnings or errors (see $log)" >&2
 	exit 1
 fi
-cp "$src/kernel/rkaccel.ko" "$build/$arch/kernel/rkaccel.ko"
+cp "$src/kernel/rkaccel.ko" "$dest/kernel/rkaccel.ko"

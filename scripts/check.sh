@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# make check: host checks, then the QEMU suite on every arch x simulated SoC,
+# make check: host checks, then the QEMU suite on every arch x simulated SoC
+# under Debian's kernel, then the suite plus selftests/debug.list (fuzzer,
+# fault injection, stress) under the debug kernel (scripts/debug-kernel.sh),
 # then one summary line "N passed, N failed, N skipped" as the last line.
+#   CHECK_DEBUG=0      skip the debug-kernel runs (a developer's shortcut;
+#                      CI always runs them)
+#   FUZZ_SECONDS=N     the fuzzer's time budget in the debug runs
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,6 +22,21 @@ for arch in amd64 arm64; do
 		"$scripts/qemu-run.sh" "$arch" "$soc" "$top/selftests/suite.list" suite || rc=1
 	done
 done
+
+# The debug kernel: amd64 with the RK3588 and arm64 with the RK3576, so each
+# arch and each SoC meets the checkers once within CI's time.
+debug_runs=("amd64 rk3588" "arm64 rk3576")
+expect=6
+if [ "${CHECK_DEBUG:-1}" != 0 ]; then
+	dlist=$build/logs/debug-suite.list
+	sed "s/@FUZZ_SECONDS@/${FUZZ_SECONDS:-20}/g" "$top/selftests/suite.list" \
+		"$top/selftests/debug.list" > "$dlist"
+	for run in "${debug_runs[@]}"; do
+		set -- $run
+		RKACCEL_KERNEL=debug "$scripts/qemu-run.sh" "$1" "$2" "$dlist" suite || rc=1
+		expect=$((expect + 1))
+	done
+fi
 
 # rkaccel-bench --quick ran in every guest: its JSON must parse (its
 # figures are a benchmark's, not judged here).
@@ -41,7 +61,7 @@ for r in "$logs"/*.result; do
 	read -r a b c < "$r"
 	p=$((p + a)) f=$((f + b)) s=$((s + c)) runs=$((runs + 1))
 done
-[ "$runs" -eq 6 ] || { echo "check: $((6 - runs)) runs left no result"; f=$((f + 6 - runs)); }
+[ "$runs" -eq "$expect" ] || { echo "check: $((expect - runs)) runs left no result"; f=$((f + expect - runs)); }
 [ "$f" -eq 0 ] || rc=1
 echo "$p passed, $f failed, $s skipped"
 exit "$rc"

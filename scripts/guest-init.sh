@@ -14,6 +14,33 @@ mkdir -p /tmp && mount -t tmpfs tmp /tmp
 soc=$(sed -n 's/.*rkaccel_soc=\([a-z0-9]*\).*/\1/p' /proc/cmdline)
 echo "RKACCEL-BOOT arch=$(uname -m) kernel=$(uname -r) soc=$soc"
 
+# kmemleak (debug kernel): what the boot left is not ours; forget it.
+kml=/sys/kernel/debug/kmemleak
+if [ -w "$kml" ]; then
+	echo scan > "$kml"
+	echo clear > "$kml"
+fi
+
+# One TAP line: no unreferenced object since the last clear. kmemleak only
+# reports objects older than 5 s whose contents did not change between two
+# scans, hence the wait and the second scan.
+kmemleak_check() {
+	[ -w "$kml" ] || return 0
+	echo "RKACCEL-RUN kmemleak $1"
+	sleep 6
+	echo scan > "$kml"
+	echo scan > "$kml"
+	n=$(grep -c '^unreferenced object' "$kml")
+	if [ "$n" -eq 0 ]; then
+		echo "ok 1 kmemleak.$1"
+	else
+		echo "not ok 1 kmemleak.$1 # $n unreferenced objects"
+		head -n 60 "$kml" | sed 's/^/# /'
+		echo clear > "$kml"
+	fi
+	echo "RKACCEL-RC 0 kmemleak $1"
+}
+
 for m in $(cat /modules/order); do
 	insmod "/modules/$m" || echo "RKACCEL-ERROR insmod $m failed"
 done
@@ -35,6 +62,8 @@ while IFS= read -r cmd; do
 	echo "RKACCEL-RC $? $cmd"
 done < /tests/list
 
+kmemleak_check after_suite
+
 echo "RKACCEL-RUN fini"
 if rmmod rkaccel; then
 	echo "ok 1 fini.rmmod"
@@ -42,9 +71,12 @@ else
 	echo "not ok 1 fini.rmmod"
 fi
 echo "RKACCEL-RC 0 fini"
+kmemleak_check after_rmmod
 
 # Kernel health after everything ran: reports and taint.
-bad=$(dmesg | grep -E 'BUG:|WARNING:|Oops|KASAN|UBSAN|circular locking|possible recursive locking|INFO: task .* blocked|general protection|Call Trace')
+# KASAN, UBSAN, lockdep, DEBUG_OBJECTS (ODEBUG), DMA-API debug and kmemleak
+# all print one of these.
+bad=$(dmesg | grep -E 'BUG:|WARNING:|Oops|KASAN|UBSAN|ODEBUG|DMA-API: .*device driver|kmemleak: [0-9]+ new suspected|circular locking|possible recursive locking|inconsistent lock state|suspicious RCU|INFO: task .* blocked|general protection|Call Trace')
 # Allowed taints: O (4096, out-of-tree) and E (8192, unsigned).
 taint=$(cat /proc/sys/kernel/tainted)
 extra=$((taint & ~(4096 | 8192)))

@@ -8,6 +8,9 @@
 # usage: qemu-run.sh ARCH SOC LIST [NAME]
 #   ARCH  amd64 | arm64      SOC  rk3588 | rk3576
 #   LIST  file with one guest command per line
+# RKACCEL_KERNEL=debug boots the debug kernel of scripts/debug-kernel.sh
+# (KASAN, lockdep, kmemleak, fault injection, ...) with rkaccel.ko built
+# against it, instead of Debian's; its logs are named ARCH-SOC-NAME-debug.
 # Writes build/logs/ARCH-SOC-NAME.{log,result}; the result holds
 # "passed failed skipped". Exits 0 only when every check passed.
 set -euo pipefail
@@ -15,10 +18,23 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$top/build}
 arch=$1 soc=$2 list=$3 name=${4:-$(basename "$list" .list)}
-timeout_s=${QEMU_TIMEOUT:-600}
+kernel=${RKACCEL_KERNEL:-stock}
 kroot=$build/kernel-pkgs
 kver=$(cat "$kroot/.version")
 out=$build/$arch
+mem=1G
+append=
+case "$kernel" in
+stock) timeout_s=${QEMU_TIMEOUT:-600} ;;
+debug)
+	# The checkers slow TCG down several times and KASAN wants its shadow.
+	timeout_s=${QEMU_TIMEOUT:-1800}
+	name=$name-debug
+	mem=2G
+	append="kasan_multi_shot no_hash_pointers rkaccel_kernel=debug"
+	;;
+*) echo "qemu-run: RKACCEL_KERNEL is stock or debug, not $kernel" >&2; exit 2 ;;
+esac
 work=$build/initramfs/$arch-$soc-$name
 logs=$build/logs
 log=$logs/$arch-$soc-$name.log
@@ -38,6 +54,15 @@ arm64)
 esac
 kernel_image=$kroot/$arch/boot/vmlinuz-$kver-$arch
 moddir=$kroot/$arch/lib/modules/$kver-$arch
+module=$out/kernel/rkaccel.ko
+kernel_label="Linux $kver-$arch"
+if [ "$kernel" = debug ]; then
+	dk=$("$top/scripts/debug-kernel.sh" "$arch")
+	kernel_image=$dk/boot-image
+	module=$build/$arch-debug/kernel/rkaccel.ko
+	kernel_label="debug Linux $kver ($(basename "$dk"))"
+	"$top/scripts/build-module.sh" "$arch" KDIR="$dk" > /dev/null
+fi
 
 # Modules rkaccel.ko needs, dependencies first, found through modinfo.
 declare -A seen=()
@@ -62,7 +87,8 @@ make_initramfs() {
 	ln -s busybox "$work/bin/sh"
 	cp "$top/scripts/guest-init.sh" "$work/init"
 	chmod +x "$work/init"
-	for dep in $(modinfo -F depends "$out/kernel/rkaccel.ko" | tr ',' ' '); do
+	# The debug kernel has everything rkaccel needs built in.
+	[ "$kernel" = debug ] || for dep in $(modinfo -F depends "$module" | tr ',' ' '); do
 		add_module "$dep"
 	done
 	: > "$work/modules/order"
@@ -74,7 +100,7 @@ make_initramfs() {
 		esac
 		echo "${base%.xz}" >> "$work/modules/order"
 	done
-	cp "$out/kernel/rkaccel.ko" "$work/modules/"
+	cp "$module" "$work/modules/"
 	cp "$out"/bin/* "$out"/selftests/* "$work/bin/" 2>/dev/null || true
 	cp "$list" "$work/tests/list"
 	(cd "$work" && mknod -m 600 dev/console c 5 1 &&
@@ -112,11 +138,11 @@ judge() {
 main() {
 	mkdir -p "$logs"
 	make_initramfs
-	echo "== $arch $soc $name: Linux $kver-$arch in QEMU =="
+	echo "== $arch $soc $name: $kernel_label in QEMU =="
 	local qrc=0
-	timeout --foreground "$timeout_s" "${qemu[@]}" -m 1G -smp 2 -display none -nodefaults \
+	timeout --foreground "$timeout_s" "${qemu[@]}" -m "$mem" -smp 2 -display none -nodefaults \
 		-serial stdio -no-reboot -kernel "$kernel_image" -initrd "$work.cpio.gz" \
-		-append "console=$console quiet loglevel=3 panic=-1 rkaccel_soc=$soc" \
+		-append "console=$console quiet loglevel=3 panic=-1 rkaccel_soc=$soc $append" \
 		< /dev/null 2>&1 | tr -d '\r' > "$log" || qrc=${PIPESTATUS[0]}
 	grep -v '^RKACCEL-\(RUN\|RC\|DONE\)' "$log" | grep -v '^\s*$' || true
 	judge "$qrc" < "$log"

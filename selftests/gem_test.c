@@ -205,7 +205,7 @@ TEST_F(gem, create_no_overlap)
 		rkt_bo_free(self->fd, &bos[i]);
 }
 
-TEST_F(gem, address_space_reused_after_close)
+TEST_F_TIMEOUT(gem, address_space_reused_after_close, 180)
 {
 	/*
 	 * Closing a handle gives its NPU range back. Importing one sealed
