@@ -12,7 +12,7 @@
  */
 
 #include <errno.h>
-#include <inttypes.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/ioctl.h>
+#include <sys/stat.h>
 
 #include <xf86drm.h>
 
@@ -222,13 +222,16 @@ static int load_model(void *model, uint32_t size, struct rkaccel_model **m)
 	if (!size) {
 		const char *path = model;
 		size_t n = strlen(path);
-		FILE *f = fopen(path, "rb");
-		char magic[4];
+		/* Without blocking: a FIFO is left to rkaccel_model_load() to refuse. */
+		int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 		int rknn = n >= 5 && !strcmp(path + n - 5, ".rknn");
+		struct stat st;
+		char magic[4];
 
-		if (f) {
-			rknn |= fread(magic, 1, 4, f) == 4 && is_rknn_file(magic, 4);
-			fclose(f);
+		if (fd >= 0) {
+			rknn |= !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+				read(fd, magic, 4) == 4 && is_rknn_file(magic, 4);
+			close(fd);
 		}
 		if (rknn) {
 			rknn_log("%s: an .rknn model: the closed RKNN format cannot be read "

@@ -10,6 +10,7 @@
  */
 
 #include <malloc.h>
+#include <sys/stat.h>
 
 #include "kselftest_harness.h"
 #include "conv_run.h"
@@ -152,6 +153,17 @@ TEST_F(api, init_bad_arguments)
 	ASSERT_EQ(1, fwrite(self->image, len, 1, f));
 	ASSERT_EQ(0, fclose(f));
 	EXPECT_EQ(RKNN_ERR_MODEL_INVALID, rknn_init(&self->ctx, "/tmp/rknn_test.rknn", 0, 0, NULL));
+	/* By content: RKNN magic under another name; a FIFO is refused, not waited on. */
+	f = fopen("/tmp/rknn_magic.rkml", "wb");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(1, fwrite(rknn_magic, sizeof(rknn_magic), 1, f));
+	ASSERT_EQ(0, fclose(f));
+	EXPECT_EQ(RKNN_ERR_MODEL_INVALID, rknn_init(&self->ctx, "/tmp/rknn_magic.rkml", 0, 0, NULL));
+	unlink("/tmp/rknn_magic.rkml");
+	unlink("/tmp/rknn_fifo.rkml");
+	ASSERT_EQ(0, mkfifo("/tmp/rknn_fifo.rkml", 0600));
+	EXPECT_EQ(RKNN_ERR_MODEL_INVALID, rknn_init(&self->ctx, "/tmp/rknn_fifo.rkml", 0, 0, NULL));
+	unlink("/tmp/rknn_fifo.rkml");
 	ASSERT_EQ(0, rename("/tmp/rknn_test.rknn", "/tmp/rknn_test.rkml"));
 	EXPECT_EQ(0, rknn_init(&self->ctx, "/tmp/rknn_test.rkml", 0, 0, NULL));
 	EXPECT_NE(0, self->ctx);
