@@ -80,6 +80,33 @@ add_module() {
 	order+=("$path")
 }
 
+# Python for the LIST's python3 lines (amd64 only: the host's python3 is
+# amd64; not with the debug kernel, whose checkers make TCG too slow for
+# the simulated jobs' 500 ms timeout while python runs): the host's python3 with its stdlib and numpy, the shared libraries
+# they and librkaccel.so.1 need, python/rkaccel and its test under /py, and
+# a /bin/python3 that sets PYTHONPATH and LD_LIBRARY_PATH.
+add_python() {
+	local py=/usr/bin/python3.11 f lib
+	mkdir -p "$work/usr/bin" "$work/usr/lib/python3/dist-packages" "$work/py" \
+		"$work/usr/lib/rkaccel"
+	cp "$py" "$work/usr/bin/"
+	rsync -a --exclude test --exclude __pycache__ --exclude idlelib --exclude tkinter \
+		--exclude ensurepip --exclude lib2to3 /usr/lib/python3.11 "$work/usr/lib/"
+	rsync -a --exclude __pycache__ --exclude tests /usr/lib/python3/dist-packages/numpy \
+		"$work/usr/lib/python3/dist-packages/"
+	cp -a "$out"/lib/librkaccel.so* "$work/usr/lib/rkaccel/"
+	cp -r "$top/python/rkaccel" "$top/python/tests/test_rkaccel.py" "$work/py/"
+	for f in "$py" $(find /usr/lib/python3.11/lib-dynload \
+		/usr/lib/python3/dist-packages/numpy -name '*.so') "$out/lib/librkaccel.so.1"; do
+		ldd "$f" | awk '/=> \// { print $3 } /^\t\/.*ld-linux/ { print $1 }'
+	done | sort -u | while read -r lib; do
+		cp -L --parents "$lib" "$work/"
+	done
+	printf '#!/bin/sh\nPYTHONPATH=/py LD_LIBRARY_PATH=/usr/lib/rkaccel exec %s "$@"\n' \
+		"$py" > "$work/bin/python3"
+	chmod +x "$work/bin/python3"
+}
+
 make_initramfs() {
 	local dep path base
 	rm -rf "$work"
@@ -106,6 +133,9 @@ make_initramfs() {
 	[ -z "${RKACCEL_EXTRA_MODULES:-}" ] || cp $RKACCEL_EXTRA_MODULES "$work/modules/"
 	cp "$out"/bin/* "$out"/selftests/* "$work/bin/" 2>/dev/null || true
 	cp "$list" "$work/tests/list"
+	if [ "$arch" = amd64 ] && [ "$kernel" = stock ] && grep -q python3 "$list"; then
+		add_python
+	fi
 	(cd "$work" && mknod -m 600 dev/console c 5 1 &&
 		find . | cpio -o -H newc --quiet | gzip -1) > "$work.cpio.gz"
 }

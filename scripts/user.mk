@@ -6,7 +6,9 @@
 # shared library, next to DRM_LIB, resolves (on the host; the arm64 cross
 # build has only the libdrm-dev symlink, without libdrm2, so no .so).
 
-LIB_SRCS := $(wildcard lib/*.c)
+# lib/rknn_api.c is librkaccel-rknn, a library of its own (Documentation/rknn.rst).
+RKNN_SRCS := lib/rknn_api.c
+LIB_SRCS := $(filter-out $(RKNN_SRCS),$(wildcard lib/*.c))
 TOOL_SRCS := $(wildcard tools/*.c)
 TEST_SRCS := $(wildcard selftests/*_test.c) selftests/cpu_ref.c
 
@@ -31,7 +33,10 @@ TOOLS := $(TOOL_SRCS:tools/%.c=$(OUT)/bin/%)
 TESTS := $(TEST_SRCS:selftests/%.c=$(OUT)/selftests/%)
 HDRS := $(wildcard lib/include/*.h lib/*.h tools/*.h uapi/drm/*.h) kernel/rkaccel_npu_regs.h
 
-all: $(LIB) $(if $(HAVE_SO),$(SO)) $(TOOLS) $(TESTS)
+RKNN_LIB := $(OUT)/lib/librkaccel-rknn.a
+RKNN_BINS := $(OUT)/selftests/rknn_test $(OUT)/selftests/rknn_sdk_example
+
+all: $(LIB) $(if $(HAVE_SO),$(SO)) $(TOOLS) $(TESTS) $(RKNN_LIB) $(RKNN_BINS)
 
 $(OUT)/lib/%.o: lib/%.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -58,5 +63,17 @@ $(OUT)/bin/%: tools/%.c $(LIB) $(HDRS)
 $(OUT)/selftests/%: selftests/%.c $(LIB) $(HDRS) $(wildcard selftests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+# librkaccel-rknn: static, over librkaccel; its programs link both.
+$(RKNN_LIB): $(OUT)/lib/rknn_api.o
+	$(AR) rcs $@ $^
+
+$(OUT)/selftests/rknn_test: selftests/rknn_test.c $(RKNN_LIB) $(LIB) $(HDRS) $(wildcard selftests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(RKNN_LIB) $(LIB) $(LDLIBS)
+
+$(OUT)/selftests/rknn_sdk_example: selftests/rknn_sdk_example.c $(RKNN_LIB) $(LIB) $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(RKNN_LIB) $(LIB) $(LDLIBS)
 
 .PHONY: all

@@ -1,0 +1,865 @@
+// SPDX-License-Identifier: MIT
+/*
+ * librkaccel-rknn: the RKNN runtime calls of rknn_api.h over librkaccel.
+ *
+ * A context is an id (never reused) in a table, so that a destroyed one is
+ * told apart from a live one. Every context of the process shares one open
+ * device, opened with the first context and closed with the last: a
+ * duplicate and a SHARE_WEIGHT_MEM context must be on the device of the
+ * weights they share. Multi-batch is librkaccel's rkaccel_ctx_set_batch(),
+ * which follows the SDK's rules (hidden duplicates, core mask 0, slices at
+ * batch_index * size / batch).
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include <xf86drm.h>
+
+#include "rkaccel.h"
+#include "rkaccel_drm.h"
+#include "rknn_api.h"
+
+#define RKNN_KNOWN_FLAGS (RKNN_FLAG_PRIOR_MEDIUM | RKNN_FLAG_PRIOR_LOW | \
+			  RKNN_FLAG_COLLECT_PERF_MASK | RKNN_FLAG_SHARE_WEIGHT_MEM)
+
+struct rknn_out_alloc {
+	void *buf;
+	struct rknn_out_alloc *next;
+};
+
+struct rknn_ctx {
+	rknn_context id;
+	pthread_mutex_t lock;		/* one call at a time on the context */
+	struct rkaccel_ctx *ctx;
+	struct rkaccel_tensor_attr in_attr, out_attr;
+	uint32_t rows, in_features, out_features, out_bytes;
+	uint64_t model_hash;		/* of the canonical model image: weights shared alike */
+	int8_t *in;			/* row-major input of the whole batch */
+	void *out;			/* row-major output of the last run */
+	int in_set;
+	int out_valid;			/* out holds the last run's results */
+	uint64_t frames;		/* completed runs */
+	int64_t last_us;
+	rknn_tensor_mem *bound[2];	/* zero-copy input, output */
+	struct rknn_out_alloc *allocs;	/* outputs_get() buffers not yet released */
+	struct rknn_ctx *next;
+};
+
+struct rknn_mem_priv {
+	struct rkaccel_mem *mem;
+};
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rknn_ctx *g_ctxs;
+static rknn_context g_next_id = 1;
+static struct rkaccel_device *g_dev;
+static struct rkaccel_info g_info;
+static unsigned int g_users;	/* contexts and mems on g_dev */
+
+static void rknn_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void rknn_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("E RKNN: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* librkaccel's negative errno as an RKNN_ERR_* code. */
+static int rknn_err(int err)
+{
+	switch (err) {
+	case 0:
+		return RKNN_SUCC;
+	case -EINVAL:
+		return RKNN_ERR_PARAM_INVALID;
+	case -ENOMEM:
+		return RKNN_ERR_MALLOC_FAIL;
+	case -ETIMEDOUT:
+	case -ETIME:
+		return RKNN_ERR_TIMEOUT;
+	case -ENODEV:
+	case -ENOENT:
+	case -ENXIO:
+		return RKNN_ERR_DEVICE_UNAVAILABLE;
+	default:
+		return RKNN_ERR_FAIL;
+	}
+}
+
+/* Take a reference to the shared device, opening it for the first user. */
+static int dev_get(void)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&g_lock);
+	if (!g_users) {
+		ret = rkaccel_open(NULL, &g_dev);
+		if (!ret) {
+			ret = rkaccel_query(g_dev, &g_info);
+			if (ret) {
+				rkaccel_close(g_dev);
+				g_dev = NULL;
+			}
+		}
+	}
+	if (!ret)
+		g_users++;
+	pthread_mutex_unlock(&g_lock);
+	return ret;
+}
+
+static void dev_put(void)
+{
+	pthread_mutex_lock(&g_lock);
+	if (!--g_users) {
+		rkaccel_close(g_dev);
+		g_dev = NULL;
+	}
+	pthread_mutex_unlock(&g_lock);
+}
+
+/* The live context @id, locked; NULL when there is none. */
+static struct rknn_ctx *ctx_get(rknn_context id)
+{
+	struct rknn_ctx *c;
+
+	pthread_mutex_lock(&g_lock);
+	for (c = g_ctxs; c && c->id != id; c = c->next)
+		;
+	pthread_mutex_unlock(&g_lock);
+	if (c)
+		pthread_mutex_lock(&c->lock);
+	return c;
+}
+
+static void ctx_put(struct rknn_ctx *c)
+{
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void ctx_free(struct rknn_ctx *c)
+{
+	struct rknn_out_alloc *a, *n;
+
+	for (a = c->allocs; a; a = n) {
+		n = a->next;
+		free(a->buf);
+		free(a);
+	}
+	rkaccel_ctx_destroy(c->ctx);
+	free(c->in);
+	free(c->out);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+/* Size the host buffers and attributes for the context's batch. */
+static int ctx_setup(struct rknn_ctx *c)
+{
+	int ret;
+
+	ret = rkaccel_ctx_query_tensor(c->ctx, RKACCEL_BUF_INPUT, &c->in_attr);
+	if (!ret)
+		ret = rkaccel_ctx_query_tensor(c->ctx, RKACCEL_BUF_OUTPUT, &c->out_attr);
+	if (ret)
+		return ret;
+	c->rows = c->in_attr.dims[1];
+	c->in_features = c->in_attr.dims[2];
+	c->out_features = c->out_attr.dims[2];
+	c->out_bytes = c->out_attr.type == RKACCEL_TENSOR_INT32 ? 4 : 1;
+	c->in = calloc(1, c->in_attr.size);
+	c->out = calloc(1, c->out_attr.size);
+	if (!c->in || !c->out)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Register @c under a new id and store the id in *@context. */
+static void ctx_publish(struct rknn_ctx *c, rknn_context *context)
+{
+	pthread_mutex_lock(&g_lock);
+	c->id = g_next_id++;
+	c->next = g_ctxs;
+	g_ctxs = c;
+	pthread_mutex_unlock(&g_lock);
+	*context = c->id;
+}
+
+static struct rknn_ctx *ctx_alloc(void)
+{
+	struct rknn_ctx *c = calloc(1, sizeof(*c));
+
+	if (c)
+		pthread_mutex_init(&c->lock, NULL);
+	return c;
+}
+
+/* "RKNN" opens the closed format's files. */
+static int is_rknn_file(const void *buf, size_t len)
+{
+	return len >= 4 && !memcmp(buf, "RKNN", 4);
+}
+
+static int load_model(void *model, uint32_t size, struct rkaccel_model **m)
+{
+	char msg[256] = "";
+	int ret;
+
+	if (!size) {
+		const char *path = model;
+		size_t n = strlen(path);
+		/* Without blocking: a FIFO is left to rkaccel_model_load() to refuse. */
+		int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		int rknn = n >= 5 && !strcmp(path + n - 5, ".rknn");
+		struct stat st;
+		char magic[4];
+
+		if (fd >= 0) {
+			rknn |= !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+				read(fd, magic, 4) == 4 && is_rknn_file(magic, 4);
+			close(fd);
+		}
+		if (rknn) {
+			rknn_log("%s: an .rknn model: the closed RKNN format cannot be read "
+				 "here; use a model file of rkaccel-mkmodel (Documentation/rknn.rst)",
+				 path);
+			return RKNN_ERR_MODEL_INVALID;
+		}
+		ret = rkaccel_model_load(path, m, msg, sizeof(msg));
+	} else {
+		if (is_rknn_file(model, size)) {
+			rknn_log("an .rknn model: the closed RKNN format cannot be read here; "
+				 "use a model file of rkaccel-mkmodel (Documentation/rknn.rst)");
+			return RKNN_ERR_MODEL_INVALID;
+		}
+		ret = rkaccel_model_parse(model, size, m, msg, sizeof(msg));
+	}
+	if (ret) {
+		rknn_log("invalid model: %s", msg[0] ? msg : rkaccel_strerror(ret));
+		return ret == -ENOMEM ? RKNN_ERR_MALLOC_FAIL : RKNN_ERR_MODEL_INVALID;
+	}
+	return RKNN_SUCC;
+}
+
+/* FNV-1a of the model's canonical file image: the same model, the same hash. */
+static int model_hash(const struct rkaccel_model *m, uint64_t *hash)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	unsigned char *buf;
+	size_t len, i;
+
+	if (rkaccel_model_serialize(rkaccel_model_desc(m), (void **)&buf, &len))
+		return -ENOMEM;
+	for (i = 0; i < len; i++)
+		h = (h ^ buf[i]) * 0x100000001b3ull;
+	free(buf);
+	*hash = h;
+	return 0;
+}
+
+int rknn_init(rknn_context *context, void *model, uint32_t size, uint32_t flag,
+	      rknn_init_extend *extend)
+{
+	uint32_t batch = extend && extend->rkaccel_batch_size ? extend->rkaccel_batch_size : 1;
+	struct rkaccel_model *m = NULL;
+	struct rknn_ctx *c, *share = NULL;
+	int ret;
+
+	if (!context || !model || (flag & ~RKNN_KNOWN_FLAGS) ||
+	    batch > RKACCEL_CTX_MAX_BATCH)
+		return RKNN_ERR_PARAM_INVALID;
+	if (extend && (extend->real_model_offset || extend->real_model_size ||
+		       (extend->model_buffer_fd != 0 && extend->model_buffer_fd != -1) ||
+		       extend->model_buffer_flags))
+		return RKNN_ERR_PARAM_INVALID;
+	if ((flag & RKNN_FLAG_SHARE_WEIGHT_MEM) && !extend)
+		return RKNN_ERR_PARAM_INVALID;
+	ret = load_model(model, size, &m);
+	if (ret)
+		return ret;
+	c = ctx_alloc();
+	if (!c || model_hash(m, &c->model_hash)) {
+		rkaccel_model_free(m);
+		if (c)
+			ctx_free(c);
+		return RKNN_ERR_MALLOC_FAIL;
+	}
+	ret = dev_get();
+	if (ret) {
+		rknn_log("no rkaccel device: %s", rkaccel_strerror(ret));
+		rkaccel_model_free(m);
+		ctx_free(c);
+		return RKNN_ERR_DEVICE_UNAVAILABLE;
+	}
+	if (flag & RKNN_FLAG_SHARE_WEIGHT_MEM) {
+		share = ctx_get(extend->ctx);
+		if (!share) {
+			ret = RKNN_ERR_CTX_INVALID;
+			goto fail;
+		}
+		/* The weights are the other context's: the model must be the same. */
+		if (share->model_hash != c->model_hash) {
+			ctx_put(share);
+			ret = RKNN_ERR_MODEL_INVALID;
+			goto fail;
+		}
+		ret = rknn_err(rkaccel_ctx_dup(share->ctx, &c->ctx));
+		ctx_put(share);
+	} else {
+		ret = rknn_err(rkaccel_ctx_create(g_dev, m, 0, &c->ctx));
+	}
+	if (!ret && batch > 1)
+		ret = rknn_err(rkaccel_ctx_set_batch(c->ctx, batch));
+	if (!ret)
+		ret = rknn_err(ctx_setup(c));
+	if (ret)
+		goto fail;
+	rkaccel_model_free(m);
+	ctx_publish(c, context);
+	return RKNN_SUCC;
+fail:
+	rkaccel_model_free(m);
+	ctx_free(c);
+	dev_put();
+	return ret;
+}
+
+int rknn_dup_context(rknn_context *context_in, rknn_context *context_out)
+{
+	struct rknn_ctx *src, *c;
+	int ret;
+
+	if (!context_in || !context_out)
+		return RKNN_ERR_PARAM_INVALID;
+	src = ctx_get(*context_in);
+	if (!src)
+		return RKNN_ERR_CTX_INVALID;
+	c = ctx_alloc();
+	if (!c) {
+		ctx_put(src);
+		return RKNN_ERR_MALLOC_FAIL;
+	}
+	c->model_hash = src->model_hash;
+	dev_get();	/* cannot fail: src holds the device open */
+	ret = rknn_err(rkaccel_ctx_dup(src->ctx, &c->ctx));
+	if (!ret && src->in_attr.dims[0] > 1)
+		ret = rknn_err(rkaccel_ctx_set_batch(c->ctx, src->in_attr.dims[0]));
+	ctx_put(src);
+	if (!ret)
+		ret = rknn_err(ctx_setup(c));
+	if (ret) {
+		ctx_free(c);
+		dev_put();
+		return ret;
+	}
+	ctx_publish(c, context_out);
+	return RKNN_SUCC;
+}
+
+int rknn_destroy(rknn_context context)
+{
+	struct rknn_ctx **pp, *c = NULL;
+
+	pthread_mutex_lock(&g_lock);
+	for (pp = &g_ctxs; *pp; pp = &(*pp)->next) {
+		if ((*pp)->id == context) {
+			c = *pp;
+			*pp = c->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&g_lock);
+	if (!c)
+		return RKNN_ERR_CTX_INVALID;
+	/* Wait for a call under way on another thread, then free. */
+	pthread_mutex_lock(&c->lock);
+	pthread_mutex_unlock(&c->lock);
+	ctx_free(c);
+	dev_put();
+	return RKNN_SUCC;
+}
+
+static void fill_attr(const struct rknn_ctx *c, int output, int native, rknn_tensor_attr *a)
+{
+	const struct rkaccel_tensor_attr *t = output ? &c->out_attr : &c->in_attr;
+	uint32_t elem = output ? c->out_bytes : 1;
+
+	memset(a, 0, sizeof(*a));
+	a->index = 0;
+	snprintf(a->name, sizeof(a->name), output ? "output" : "input");
+	a->type = t->type == RKACCEL_TENSOR_INT32 ? RKNN_TENSOR_INT32 : RKNN_TENSOR_INT8;
+	a->qnt_type = RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC;
+	a->zp = t->zero_point;
+	a->scale = t->scale;
+	if (!native) {
+		a->n_dims = 3;
+		a->dims[0] = t->dims[0];
+		a->dims[1] = t->dims[1];
+		a->dims[2] = t->dims[2];
+		a->n_elems = t->dims[0] * t->dims[1] * t->dims[2];
+		a->size = (uint32_t)t->size;
+		a->size_with_stride = a->size;
+		a->fmt = RKNN_TENSOR_UNDEFINED;
+		return;
+	}
+	/* Planes of 16-byte atoms, rows padded to 4: { batch, C1, H, 1, C2 }. */
+	a->fmt = RKNN_TENSOR_NC1HWC2;
+	a->n_dims = 5;
+	a->dims[0] = t->dims[0];
+	a->h_stride = (t->dims[1] + 3) & ~3u;
+	a->dims[2] = t->dims[1];
+	a->dims[3] = 1;
+	a->dims[4] = 16 / elem;
+	a->dims[1] = (uint32_t)(rkaccel_native_size(t->dims[1], t->dims[2], elem) /
+				((size_t)a->h_stride * 16));
+	a->w_stride = 1;
+	a->n_elems = a->dims[0] * a->dims[1] * a->h_stride * a->dims[4];
+	a->size = (uint32_t)t->native_size;
+	a->size_with_stride = a->size;
+	a->pass_through = 1;
+}
+
+/* BO size of @handle from DRM_IOCTL_RKACCEL_BO_INFO, 0 when none. */
+static uint64_t bo_bytes(uint32_t handle)
+{
+	struct drm_rkaccel_bo_info bi = { .handle = handle };
+
+	if (!handle || drmIoctl(rkaccel_fd(g_dev), DRM_IOCTL_RKACCEL_BO_INFO, &bi))
+		return 0;
+	return bi.size;
+}
+
+int rknn_query(rknn_context context, rknn_query_cmd cmd, void *info, uint32_t size)
+{
+	struct rknn_ctx *c = ctx_get(context);
+	int ret = RKNN_SUCC;
+
+	if (!c)
+		return RKNN_ERR_CTX_INVALID;
+	if (!info) {
+		ret = RKNN_ERR_PARAM_INVALID;
+		goto out;
+	}
+	switch (cmd) {
+	case RKNN_QUERY_IN_OUT_NUM: {
+		rknn_input_output_num *n = info;
+
+		if (size < sizeof(*n)) {
+			ret = RKNN_ERR_PARAM_INVALID;
+			break;
+		}
+		n->n_input = 1;
+		n->n_output = 1;
+		break;
+	}
+	case RKNN_QUERY_INPUT_ATTR:
+	case RKNN_QUERY_OUTPUT_ATTR:
+	case RKNN_QUERY_NATIVE_INPUT_ATTR:
+	case RKNN_QUERY_NATIVE_OUTPUT_ATTR: {
+		rknn_tensor_attr *a = info;
+
+		if (size < sizeof(*a) || a->index != 0) {
+			ret = RKNN_ERR_PARAM_INVALID;
+			break;
+		}
+		fill_attr(c, cmd == RKNN_QUERY_OUTPUT_ATTR || cmd == RKNN_QUERY_NATIVE_OUTPUT_ATTR,
+			  cmd == RKNN_QUERY_NATIVE_INPUT_ATTR ||
+			  cmd == RKNN_QUERY_NATIVE_OUTPUT_ATTR, a);
+		break;
+	}
+	case RKNN_QUERY_PERF_RUN: {
+		rknn_perf_run *p = info;
+
+		if (size < sizeof(*p)) {
+			ret = RKNN_ERR_PARAM_INVALID;
+			break;
+		}
+		p->run_duration = c->last_us;
+		break;
+	}
+	case RKNN_QUERY_SDK_VERSION: {
+		rknn_sdk_version *v = info;
+		uint32_t lv = rkaccel_lib_version();
+
+		if (size < sizeof(*v)) {
+			ret = RKNN_ERR_PARAM_INVALID;
+			break;
+		}
+		snprintf(v->api_version, sizeof(v->api_version),
+			 "rkaccel-rknn %s (librkaccel %u.%u.%u)", RKACCEL_RKNN_VERSION,
+			 lv >> 16, (lv >> 8) & 0xff, lv & 0xff);
+		snprintf(v->drv_version, sizeof(v->drv_version), "rkaccel %u.%u.%u %s%s",
+			 g_info.driver_major, g_info.driver_minor, g_info.driver_patch,
+			 g_info.soc_name,
+			 g_info.backend == DRM_RKACCEL_BACKEND_SIM ? " (simulated)" : "");
+		break;
+	}
+	case RKNN_QUERY_MEM_SIZE: {
+		rknn_mem_size *m = info;
+		uint64_t w, total = 0;
+		int b;
+
+		if (size < sizeof(*m)) {
+			ret = RKNN_ERR_PARAM_INVALID;
+			break;
+		}
+		memset(m, 0, sizeof(*m));
+		w = bo_bytes(rkaccel_ctx_bo_handle(c->ctx, RKACCEL_BUF_WEIGHTS));
+		m->total_weight_size = (uint32_t)w;
+		m->total_internal_size =
+			(uint32_t)bo_bytes(rkaccel_ctx_bo_handle(c->ctx, RKACCEL_BUF_INTERNAL));
+		for (b = 0; b < RKACCEL_BUF_COUNT; b++)
+			total += bo_bytes(rkaccel_ctx_bo_handle(c->ctx, b));
+		m->total_dma_allocated_size = total;
+		break;
+	}
+	default:
+		ret = RKNN_ERR_PARAM_INVALID;
+		break;
+	}
+out:
+	ctx_put(c);
+	return ret;
+}
+
+/* One input into c->in, converted to the model's int8. */
+static int set_input(struct rknn_ctx *c, const rknn_input *in)
+{
+	size_t n = c->in_attr.size, i;
+	float scale = c->in_attr.scale;
+	int32_t zp = c->in_attr.zero_point;
+
+	if (in->index != 0)
+		return RKNN_ERR_PARAM_INVALID;
+	if (!in->buf)
+		return RKNN_ERR_INPUT_INVALID;
+	if (in->fmt != RKNN_TENSOR_NCHW && in->fmt != RKNN_TENSOR_NHWC &&
+	    in->fmt != RKNN_TENSOR_UNDEFINED)
+		return RKNN_ERR_INPUT_INVALID;
+	if (in->pass_through) {
+		if (in->size != n)
+			return RKNN_ERR_INPUT_INVALID;
+		memcpy(c->in, in->buf, n);
+		return RKNN_SUCC;
+	}
+	switch (in->type) {
+	case RKNN_TENSOR_INT8:
+		if (in->size != n)
+			return RKNN_ERR_INPUT_INVALID;
+		memcpy(c->in, in->buf, n);
+		break;
+	case RKNN_TENSOR_UINT8: {
+		const uint8_t *u = in->buf;
+
+		if (in->size != n)
+			return RKNN_ERR_INPUT_INVALID;
+		for (i = 0; i < n; i++) {
+			float f = u[i];
+
+			rkaccel_quantize(&f, 1, scale, zp, &c->in[i]);
+		}
+		break;
+	}
+	case RKNN_TENSOR_FLOAT32:
+		if (in->size != n * sizeof(float))
+			return RKNN_ERR_INPUT_INVALID;
+		rkaccel_quantize(in->buf, n, scale, zp, c->in);
+		break;
+	default:
+		return RKNN_ERR_INPUT_INVALID;
+	}
+	return RKNN_SUCC;
+}
+
+int rknn_inputs_set(rknn_context context, uint32_t n_inputs, rknn_input inputs[])
+{
+	struct rknn_ctx *c = ctx_get(context);
+	int ret;
+
+	if (!c)
+		return RKNN_ERR_CTX_INVALID;
+	if (!inputs || n_inputs != 1)
+		ret = RKNN_ERR_PARAM_INVALID;
+	else
+		ret = set_input(c, &inputs[0]);
+	if (!ret)
+		c->in_set = 1;
+	ctx_put(c);
+	return ret;
+}
+
+int rknn_set_core_mask(rknn_context context, rknn_core_mask core_mask)
+{
+	struct rknn_ctx *c = ctx_get(context);
+	uint32_t mask = (uint32_t)core_mask;
+	int ret;
+
+	if (!c)
+		return RKNN_ERR_CTX_INVALID;
+	if (mask == RKNN_NPU_CORE_ALL)
+		mask = g_info.core_mask;
+	if (mask & ~g_info.core_mask || c->in_attr.dims[0] > 1)
+		ret = RKNN_ERR_PARAM_INVALID;
+	else
+		ret = rknn_err(rkaccel_ctx_set_core_mask(c->ctx, mask));
+	ctx_put(c);
+	return ret;
+}
+
+static int64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int rknn_run(rknn_context context, rknn_run_extend *extend)
+{
+	struct rknn_ctx *c = ctx_get(context);
+	int64_t t0;
+	int ret;
+
+	if (!c)
+		return RKNN_ERR_CTX_INVALID;
+	if (extend && extend->non_block) {
+		ret = RKNN_ERR_PARAM_INVALID;
+		goto out;
+	}
+	if (!c->in_set && !c->bound[0]) {
+		ret = RKNN_ERR_INPUT_INVALID;
+		goto out;
+	}
+	t0 = now_us();
+	if (c->bound[0])
+		ret = rknn_err(rkaccel_ctx_run_native(c->ctx));
+	else
+		ret = rknn_err(rkaccel_ctx_run(c->ctx, c->in, c->in_attr.size, c->out,
+					       c->out_attr.size));
+	if (!ret && c->bound[0] && !c->bound[1]) {
+		/* Output left in the contexts' own buffers: gather it. */
+		uint32_t i, b = c->in_attr.dims[0];
+		size_t os = c->out_attr.size / b, ns = c->out_attr.native_size / b;
+
+		for (i = 0; i < b && !ret; i++)
+			ret = rknn_err(rkaccel_from_native(
+				rkaccel_ctx_io_ptr(c->ctx, RKACCEL_BUF_OUTPUT, i), ns, c->rows,
+				c->out_features, c->out_bytes, (uint8_t *)c->out + i * os));
+	}
+	c->out_valid = !ret && !(c->bound[0] && c->bound[1]);
+	if (!ret) {
+		c->last_us = now_us() - t0;
+		c->frames++;
+		if (extend)
+			extend->frame_id = c->frames;
+	}
+out:
+	ctx_put(c);
+	return ret;
+}
+
+/* One output of the last run into @o. */
+static int get_output(struct rknn_ctx *c, rknn_output *o)
+{
+	size_t n = c->out_attr.size / c->out_bytes, i;
+	size_t need = o->want_float ? n * sizeof(float) : c->out_attr.size;
+	struct rknn_out_alloc *a = NULL;
+	void *dst;
+
+	if (o->index != 0)
+		return RKNN_ERR_PARAM_INVALID;
+	if (o->is_prealloc) {
+		if (!o->buf || o->size < need)
+			return RKNN_ERR_OUTPUT_INVALID;
+		dst = o->buf;
+	} else {
+		a = malloc(sizeof(*a));
+		dst = malloc(need);
+		if (!a || !dst) {
+			free(a);
+			free(dst);
+			return RKNN_ERR_MALLOC_FAIL;
+		}
+	}
+	if (!o->want_float) {
+		memcpy(dst, c->out, need);
+	} else if (c->out_bytes == 1) {
+		rkaccel_dequantize(c->out, n, c->out_attr.scale, c->out_attr.zero_point, dst);
+	} else {
+		const int32_t *q = c->out;
+		float *f = dst;
+
+		for (i = 0; i < n; i++)
+			f[i] = (float)q[i] * c->out_attr.scale;
+	}
+	if (a) {
+		a->buf = dst;
+		a->next = c->allocs;
+		c->allocs = a;
+		o->buf = dst;
+		o->size = (uint32_t)need;
+	}
+	return RKNN_SUCC;
+}
+
+int rknn_outputs_get(rknn_context context, uint32_t n_outputs, rknn_output outputs[],
+		     rknn_output_extend *extend)
+{
+	struct rknn_ctx *c = ctx_get(context);
+	int ret;
+
+	if (!c)
+		return RKNN_ERR_CTX_INVALID;
+	if (!outputs || n_outputs != 1)
+		ret = RKNN_ERR_PARAM_INVALID;
+	else if (!c->out_valid)
+		ret = RKNN_ERR_OUTPUT_INVALID;	/* no run, a failed one, or all zero-copy */
+	else
+		ret = get_output(c, &outputs[0]);
+	if (!ret && extend)
+		extend->frame_id = c->frames;
+	ctx_put(c);
+	return ret;
+}
+
+int rknn_outputs_release(rknn_context context, uint32_t n_ouputs, rknn_output outputs[])
+{
+	struct rknn_ctx *c = ctx_get(context);
+	struct rknn_out_alloc **pp, *a;
+	uint32_t i;
+	int ret = RKNN_SUCC;
+
+	if (!c)
+		return RKNN_ERR_CTX_INVALID;
+	if (!outputs || n_ouputs != 1) {
+		ret = RKNN_ERR_PARAM_INVALID;
+		goto out;
+	}
+	for (i = 0; i < n_ouputs; i++) {
+		if (outputs[i].is_prealloc || !outputs[i].buf)
+			continue;
+		for (pp = &c->allocs; *pp && (*pp)->buf != outputs[i].buf; pp = &(*pp)->next)
+			;
+		if (!*pp) {
+			ret = RKNN_ERR_PARAM_INVALID;	/* not ours, or released twice */
+			continue;
+		}
+		a = *pp;
+		*pp = a->next;
+		free(a->buf);
+		free(a);
+		outputs[i].buf = NULL;
+	}
+out:
+	ctx_put(c);
+	return ret;
+}
+
+rknn_tensor_mem *rknn_create_mem(rknn_context ctx, uint32_t size)
+{
+	struct rknn_ctx *c = ctx_get(ctx);
+	struct rknn_mem_priv *p;
+	rknn_tensor_mem *m;
+	int fd;
+
+	if (!c)
+		return NULL;
+	m = calloc(1, sizeof(*m));
+	p = calloc(1, sizeof(*p));
+	if (!size || !m || !p || rkaccel_mem_alloc(g_dev, size, &p->mem))
+		goto fail;
+	if (rkaccel_mem_export(p->mem, &fd))
+		goto fail;
+	m->virt_addr = rkaccel_mem_ptr(p->mem);
+	m->phys_addr = rkaccel_mem_npu_addr(p->mem);
+	m->fd = fd;
+	m->size = size;
+	m->flags = RKNN_TENSOR_MEMORY_FLAGS_ALLOC_INSIDE;
+	m->priv_data = p;
+	pthread_mutex_lock(&g_lock);
+	g_users++;	/* the device stays open while the memory lives */
+	pthread_mutex_unlock(&g_lock);
+	ctx_put(c);
+	return m;
+fail:
+	if (p)
+		rkaccel_mem_free(p->mem);
+	free(p);
+	free(m);
+	ctx_put(c);
+	return NULL;
+}
+
+int rknn_destroy_mem(rknn_context ctx, rknn_tensor_mem *mem)
+{
+	struct rknn_ctx *c = ctx_get(ctx), *o;
+	struct rknn_mem_priv *p;
+	int bound = 0;
+
+	if (!c)
+		return RKNN_ERR_CTX_INVALID;
+	ctx_put(c);
+	if (!mem || !mem->priv_data || mem->flags != RKNN_TENSOR_MEMORY_FLAGS_ALLOC_INSIDE)
+		return RKNN_ERR_PARAM_INVALID;
+	/* Memory still bound to a context would be freed under it. */
+	pthread_mutex_lock(&g_lock);
+	for (o = g_ctxs; o; o = o->next)
+		bound |= o->bound[0] == mem || o->bound[1] == mem;
+	pthread_mutex_unlock(&g_lock);
+	if (bound)
+		return RKNN_ERR_PARAM_INVALID;
+	p = mem->priv_data;
+	close(mem->fd);
+	rkaccel_mem_free(p->mem);
+	free(p);
+	mem->priv_data = NULL;
+	free(mem);
+	dev_put();
+	return RKNN_SUCC;
+}
+
+int rknn_set_io_mem(rknn_context ctx, rknn_tensor_mem *mem, rknn_tensor_attr *attr)
+{
+	struct rknn_ctx *c = ctx_get(ctx);
+	rknn_tensor_attr want;
+	int out, ret;
+
+	if (!c)
+		return RKNN_ERR_CTX_INVALID;
+	if (!attr || attr->index != 0 || attr->fmt != RKNN_TENSOR_NC1HWC2 ||
+	    (mem && (!mem->priv_data || mem->offset < 0))) {
+		ret = RKNN_ERR_PARAM_INVALID;
+		goto out;
+	}
+	/* Input or output: the native attributes tell them apart by name. */
+	out = !strcmp(attr->name, "output");
+	fill_attr(c, out, 1, &want);
+	if (strcmp(attr->name, want.name) || attr->size_with_stride != want.size_with_stride ||
+	    (mem && (uint64_t)mem->offset + want.size_with_stride > mem->size)) {
+		ret = RKNN_ERR_PARAM_INVALID;
+		goto out;
+	}
+	ret = rknn_err(rkaccel_ctx_set_io_mem(c->ctx, out ? RKACCEL_BUF_OUTPUT : RKACCEL_BUF_INPUT,
+					      mem ? ((struct rknn_mem_priv *)mem->priv_data)->mem :
+						    NULL,
+					      mem ? (size_t)mem->offset : 0));
+	if (!ret)
+		c->bound[out] = mem;
+out:
+	ctx_put(c);
+	return ret;
+}

@@ -1,0 +1,144 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""The Python module against the C path, in a guest with the simulated NPU.
+
+Batch = the cores (3 on RK3588, 2 on RK3576): every slice of Context.run,
+of run_async and of RKNNLite.inference bit-exact against cpu_ref (the C
+CPU reference) and rkaccel-run (the C library on the NPU); dup(); errors
+as rkaccel.Error with errno; no fd left behind. Prints TAP, exits 1 on a
+failure.
+"""
+
+import errno
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+import rkaccel
+
+N = 0
+FAILED = 0
+
+
+def ok(cond, name, why=""):
+    global N, FAILED
+    N += 1
+    if not cond:
+        FAILED += 1
+        print("# %s" % why if why else "# failed")
+    print("%sok %d python.%s" % ("" if cond else "not ", N, name))
+    sys.stdout.flush()
+
+
+def raises(fn, err):
+    try:
+        fn()
+    except rkaccel.Error as e:
+        return e.errno == err
+    except ValueError:
+        return err == "ValueError"
+    return False
+
+
+def nfds():
+    return len(os.listdir("/proc/self/fd"))
+
+
+def main():
+    model_path, in_path = "/tmp/py.rkml", "/tmp/py_in.bin"
+    ref_path, c_path = "/tmp/py_ref.bin", "/tmp/py_c.bin"
+    fds0 = nfds()
+    dev = rkaccel.Device()
+    batch = dev.num_cores
+    print("# %s, %d cores: batch %d" % (dev.soc, dev.num_cores, batch))
+    subprocess.run(["rkaccel-mkmodel", "--random", "14", "--rows", "8", "--layers",
+                    "64,48,10", "-o", model_path], check=True, stdout=subprocess.DEVNULL)
+    x = np.random.default_rng(14).integers(-128, 128, (batch, 8, 64), dtype=np.int8)
+    x.tofile(in_path)
+    subprocess.run(["cpu_ref", model_path, in_path, ref_path], check=True,
+                   stdout=subprocess.DEVNULL)
+    subprocess.run(["rkaccel-run", model_path, "--batch", str(batch), "--input", in_path,
+                    "--output", c_path], check=True, stdout=subprocess.DEVNULL)
+    ref = np.fromfile(ref_path, np.int8).reshape(batch, 8, 10)
+    cout = np.fromfile(c_path, np.int8).reshape(batch, 8, 10)
+
+    model = rkaccel.Model.load(model_path)
+    ctx = dev.context(model)
+    ctx.set_batch(batch)
+    ok(ctx.input_attr.shape == (batch, 8, 64) and ctx.output_attr.shape == (batch, 8, 10),
+       "tensor_attrs", repr((ctx.input_attr, ctx.output_attr)))
+    ok(ctx.copies == min(batch, dev.num_cores) - 1, "hidden_copies")
+    out = ctx.run(x)
+    for i in range(batch):
+        ok(np.array_equal(out[i], ref[i]), "run_slice_%d_vs_cpu_ref" % i)
+        ok(np.array_equal(out[i], cout[i]), "run_slice_%d_vs_c_library" % i)
+    cores = [ctx.slice_info(i)[0] for i in range(batch)]
+    ok(all(c < dev.num_cores for c in cores), "slice_cores", repr(cores))
+
+    run = ctx.run_async(x)
+    aout = run.wait(timeout=60)
+    for i in range(batch):
+        ok(np.array_equal(aout[i], ref[i]), "run_async_slice_%d" % i)
+
+    one = ctx.dup()
+    ok(one.batch == 1 and np.array_equal(one.run(x[1]).reshape(8, 10), ref[1]), "dup")
+    one.set_core_mask(1)
+    ok(np.array_equal(one.run(x[0]).reshape(8, 10), ref[0]), "dup_core_mask_1")
+
+    # Errors: rkaccel.Error with the errno, ValueError for a wrong array.
+    ok(raises(lambda: ctx.set_batch(0), errno.EINVAL), "error_batch_0")
+    ok(raises(lambda: ctx.set_batch(65), errno.EINVAL), "error_batch_65")
+    ok(raises(lambda: ctx.set_core_mask(1), errno.EINVAL), "error_core_mask_on_batch")
+    ok(raises(lambda: one.set_core_mask(1 << dev.num_cores), errno.EINVAL),
+       "error_core_missing")
+    ok(raises(lambda: ctx.run(x[:1]), "ValueError"), "error_input_size")
+    ok(raises(lambda: ctx.run(x.astype(np.int32)), "ValueError"), "error_input_dtype")
+    ok(raises(lambda: rkaccel.Model.load("/tmp/missing.rkml"), errno.ENOENT),
+       "error_model_missing")
+    try:
+        rkaccel.Model.parse(b"RKAM" + bytes(60))
+        ok(False, "error_model_junk")
+    except rkaccel.Error as e:
+        ok(e.errno in (errno.EINVAL, errno.EBADMSG) and e.strerror, "error_model_junk", str(e))
+    one.close()
+    ctx.close()
+    model.close()
+
+    # RKNNLite: the method names of rknnlite.
+    lite = rkaccel.RKNNLite()
+    ok(lite.load_rknn("/tmp/model.rknn") == -1, "rknnlite_refuses_rknn")
+    ok(lite.load_rknn(model_path) == 0, "rknnlite_load")
+    ok(lite.init_runtime(core_mask=rkaccel.RKNNLite.NPU_CORE_0) == 0, "rknnlite_init_core_0")
+    raw = lite.inference(inputs=[x[0]], raw=True)[0]
+    ok(np.array_equal(raw.reshape(8, 10), ref[0]), "rknnlite_inference_raw")
+    fl = lite.inference(inputs=[x[0]])[0]
+    oa = lite._ctx.output_attr
+    want = (ref[0].astype(np.float32) - oa.zero_point) * np.float32(oa.scale)
+    ok(fl.dtype == np.float32 and np.array_equal(fl.reshape(8, 10), want),
+       "rknnlite_inference_float")
+    lite.release()
+    lite = rkaccel.RKNNLite()
+    ok(lite.load_rknn(model_path) == 0 and lite.init_runtime(batch=batch) == 0,
+       "rknnlite_init_batch")
+    raw = lite.inference(inputs=[x], raw=True)[0]
+    for i in range(batch):
+        ok(np.array_equal(raw[i], ref[i]), "rknnlite_batch_slice_%d" % i)
+    lite.release()
+
+    dev.close()
+    for _ in range(20):
+        with rkaccel.Device() as d:
+            m = rkaccel.Model.load(model_path)
+            c = d.context(m)
+            c.set_batch(2)
+            c.run(x[:1].repeat(2, axis=0))
+            c.dup()
+            m.close()
+    ok(nfds() == fds0, "no_fd_left", "%d fds, %d before" % (nfds(), fds0))
+    print("1..%d" % N)
+    return 1 if FAILED else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
