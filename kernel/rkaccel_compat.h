@@ -9,7 +9,6 @@
 #include <drm/drm_accel.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
-#include <drm/gpu_scheduler.h>
 #include <linux/hrtimer.h>
 
 /*
@@ -37,46 +36,6 @@
 #define RKACCEL_DRIVER_DATE	.date = "20261202",
 #else
 #define RKACCEL_DRIVER_DATE
-#endif
-
-/*
- * A timeout handler that does not reset. Before 6.17 the scheduler has taken
- * the job off its pending list: a job still running goes back on it, a job
- * that ended meanwhile is freed by the scheduler once its fence is done
- * (free_guilty). From 6.17 DRM_GPU_SCHED_STAT_NO_HANG asks the scheduler
- * for both (and NOMINAL is called RESET). The 6.17 branch is not built here.
- */
-#if KERNEL_VERSION(6, 17, 0) > LINUX_VERSION_CODE
-#define RKACCEL_SCHED_STAT_RESET	DRM_GPU_SCHED_STAT_NOMINAL
-
-static inline enum drm_gpu_sched_stat rkaccel_sched_no_hang(struct drm_sched_job *job)
-{
-	struct drm_gpu_scheduler *sched = job->sched;
-
-	spin_lock(&sched->job_list_lock);
-	list_add(&job->list, &sched->pending_list);
-	spin_unlock(&sched->job_list_lock);
-	return DRM_GPU_SCHED_STAT_NOMINAL;
-}
-
-static inline enum drm_gpu_sched_stat rkaccel_sched_job_ended(struct drm_sched_job *job)
-{
-	dma_fence_wait(&job->s_fence->finished, false);
-	job->sched->free_guilty = true;
-	return DRM_GPU_SCHED_STAT_NOMINAL;
-}
-#else
-#define RKACCEL_SCHED_STAT_RESET	DRM_GPU_SCHED_STAT_RESET
-
-static inline enum drm_gpu_sched_stat rkaccel_sched_no_hang(struct drm_sched_job *job)
-{
-	return DRM_GPU_SCHED_STAT_NO_HANG;
-}
-
-static inline enum drm_gpu_sched_stat rkaccel_sched_job_ended(struct drm_sched_job *job)
-{
-	return DRM_GPU_SCHED_STAT_NO_HANG;
-}
 #endif
 
 /* hrtimer_setup() replaced hrtimer_init() plus a function assignment in 6.13. */

@@ -7,6 +7,7 @@
 
 #include <drm/drm_managed.h>
 #include <linux/bits.h>
+#include <linux/dma-fence.h>
 #include <linux/module.h>
 
 #include "rkaccel_core.h"
@@ -16,7 +17,12 @@
 
 static unsigned int timeout_ms = 500;
 module_param(timeout_ms, uint, 0444);
-MODULE_PARM_DESC(timeout_ms, "Per-job timeout on a core, ms (default 500)");
+MODULE_PARM_DESC(timeout_ms, "A job that makes no progress for this long is hung, ms (default 500)");
+
+static unsigned int max_job_ms = 30000;
+module_param(max_job_ms, uint, 0644);
+MODULE_PARM_DESC(max_job_ms,
+		 "Most time one job may hold a core, progressing or not, ms (default 30000)");
 
 u32 rkaccel_core_hw_version(struct rkaccel_core *core)
 {
@@ -45,22 +51,81 @@ struct rkaccel_core *rkaccel_core_create(struct rkaccel_device *rdev, unsigned i
 	return core;
 }
 
+/* Under the job lock: look at the job on the core again in one timeout. */
+void rkaccel_core_watch(struct rkaccel_core *core)
+{
+	lockdep_assert_held(&core->job_lock);
+	mod_delayed_work(system_wq, &core->watchdog, msecs_to_jiffies(timeout_ms));
+}
+
+/*
+ * Under the job lock, so that the IRQ path cannot end the job halfway: a
+ * job that went on to another PC start or task since the last look is
+ * late, not hung, until it has held the core for max_job_ms. A job that
+ * started less than a timeout ago (the look was for its predecessor) is
+ * looked at again later. Returns true when @job is hung and now off the core.
+ */
+static bool rkaccel_core_job_hung(struct rkaccel_core *core, struct rkaccel_job *job)
+{
+	s64 held = ktime_ms_delta(ktime_get(), job->start);
+	u64 mark;
+
+	if (held < timeout_ms) {
+		mod_delayed_work(system_wq, &core->watchdog,
+				 msecs_to_jiffies(timeout_ms - held));
+		return false;
+	}
+	mark = ((u64)job->next_task << 32) |
+	       rkaccel_core_read(core, core->rdev->soc->task_status_reg);
+	if (mark != job->progress && held < max(READ_ONCE(max_job_ms), timeout_ms)) {
+		job->progress = mark;
+		rkaccel_core_watch(core);
+		return false;
+	}
+	core->job = NULL;
+	return true;
+}
+
+/*
+ * The scheduler's own timeout cannot leave a slow but moving job running
+ * on every kernel rkaccel supports, so each core times its job itself.
+ */
+static void rkaccel_core_watchdog(struct work_struct *work)
+{
+	struct rkaccel_core *core = container_of(to_delayed_work(work), struct rkaccel_core,
+						 watchdog);
+	struct rkaccel_job *job;
+	unsigned long flags;
+	bool hung = false;
+
+	spin_lock_irqsave(&core->job_lock, flags);
+	job = core->job;
+	if (job)
+		hung = rkaccel_core_job_hung(core, job);
+	spin_unlock_irqrestore(&core->job_lock, flags);
+	if (hung)
+		rkaccel_job_hung(core, job);
+}
+
 int rkaccel_core_sched_init(struct rkaccel_core *core)
 {
 	const struct drm_sched_init_args args = {
 		.ops = &rkaccel_sched_ops,
 		.num_rqs = DRM_SCHED_PRIORITY_COUNT,
 		.credit_limit = 1,
-		.timeout = msecs_to_jiffies(timeout_ms),
+		/* the core's watchdog times jobs, not the scheduler */
+		.timeout = MAX_SCHEDULE_TIMEOUT,
 		.name = "rkaccel-core",
 		.dev = core->rdev->ddev.dev,
 	};
 
+	INIT_DELAYED_WORK(&core->watchdog, rkaccel_core_watchdog);
 	return drm_sched_init(&core->sched, &args);
 }
 
 void rkaccel_core_sched_fini(struct rkaccel_core *core)
 {
+	cancel_delayed_work_sync(&core->watchdog);
 	drm_sched_fini(&core->sched);
 }
 
@@ -97,7 +162,7 @@ void rkaccel_core_start_task(struct rkaccel_core *core, u64 regcmd_addr, u32 reg
  * does not implement with -EOPNOTSUPP; a completion starts the job's next
  * PC start or ends the job.
  */
-void rkaccel_core_irq(struct rkaccel_core *core)
+static void rkaccel_core_complete(struct rkaccel_core *core)
 {
 	struct rkaccel_job *job;
 	unsigned long flags;
@@ -137,6 +202,15 @@ void rkaccel_core_irq(struct rkaccel_core *core)
 	core->job = NULL;
 	spin_unlock_irqrestore(&core->job_lock, flags);
 	rkaccel_job_finish(core, job, 0);
+}
+
+/* The completion path: a fence-signalling section, checked by lockdep. */
+void rkaccel_core_irq(struct rkaccel_core *core)
+{
+	bool cookie = dma_fence_begin_signalling();
+
+	rkaccel_core_complete(core);
+	dma_fence_end_signalling(cookie);
 }
 
 /* Add the busy time [@start, @end) to the load slots it covers. */

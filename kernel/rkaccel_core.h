@@ -6,6 +6,7 @@
 #include <linux/ktime.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 
 /* The load window: 10 slots of 100 ms. */
 #define RKACCEL_LOAD_SLOTS	10
@@ -21,12 +22,17 @@ struct rkaccel_vm;
  * @read: read the 32-bit register at byte offset @reg.
  * @write: write @val to the 32-bit register at byte offset @reg.
  * @attach_vm: make @vm the address space the core's DMA goes through
- *	(silicon: attach its IOMMU domain; simulator: its page table).
- * @reset: reset the core: stop whatever it runs, registers to defaults.
- * @job_begin: optional, before a job is programmed (process context):
+ *	(silicon: attach its IOMMU domain; simulator: its page table); an
+ *	error fails the job, which never runs on another address space.
+ * @reset: reset the core: stop whatever it runs, registers to defaults
+ *	(silicon masks the interrupt and waits for its handler first).
+ * @job_begin: optional, at SUBMIT once the job's core is chosen (process
+ *	context, may sleep and allocate, never in the signalling path):
  *	silicon powers the core up and hands the job's BOs to the device.
- * @job_end: optional, when the job is over, before its fence signals:
- *	silicon hands written BOs back to the CPU and drops the power reference.
+ * @job_end: optional, once per successful @job_begin: when the job ends,
+ *	before its fence signals (must not sleep), or when a job that never
+ *	ran is freed: silicon hands written BOs back to the CPU and drops
+ *	the power reference.
  *
  * Silicon maps these to MMIO; the simulator to its register file. The job,
  * IRQ and reset code above only ever goes through them.
@@ -34,7 +40,7 @@ struct rkaccel_vm;
 struct rkaccel_reg_ops {
 	u32 (*read)(struct rkaccel_core *core, u32 reg);
 	void (*write)(struct rkaccel_core *core, u32 reg, u32 val);
-	void (*attach_vm)(struct rkaccel_core *core, struct rkaccel_vm *vm);
+	int (*attach_vm)(struct rkaccel_core *core, struct rkaccel_vm *vm);
 	void (*reset)(struct rkaccel_core *core);
 	int (*job_begin)(struct rkaccel_core *core, struct rkaccel_job *job);
 	void (*job_end)(struct rkaccel_core *core, struct rkaccel_job *job);
@@ -54,6 +60,7 @@ struct rkaccel_reg_ops {
  * @fence_lock: lock of the core's hardware fences.
  * @job_lock: protects @job and the job's progress.
  * @job: the job on the core, NULL when idle.
+ * @watchdog: looks at @job every timeout: reset the core when it hung.
  * @jobs: jobs run, for debugfs.
  * @faults: jobs that ended with a DMA error.
  * @resets: resets after a timeout.
@@ -76,6 +83,7 @@ struct rkaccel_core {
 
 	spinlock_t job_lock;	/* protects job */
 	struct rkaccel_job *job;
+	struct delayed_work watchdog;
 
 	atomic64_t jobs;
 	atomic64_t faults;
@@ -119,6 +127,7 @@ u32 rkaccel_core_task_con(const struct rkaccel_core *core, u32 task_count);
 void rkaccel_core_start_task(struct rkaccel_core *core, u64 regcmd_addr, u32 regcmd_count,
 			     u32 task_count);
 void rkaccel_core_irq(struct rkaccel_core *core);
+void rkaccel_core_watch(struct rkaccel_core *core);
 void rkaccel_core_account(struct rkaccel_core *core, ktime_t start, ktime_t end);
 u32 rkaccel_core_load_permille(struct rkaccel_core *core);
 

@@ -6,6 +6,7 @@
  */
 
 #include <drm/drm_file.h>
+#include <drm/drm_print.h>
 #include <linux/bits.h>
 #include <linux/capability.h>
 #include <linux/slab.h>
@@ -35,10 +36,15 @@ void rkaccel_ctx_put(struct rkaccel_ctx *ctx)
 	kref_put(&ctx->refcount, rkaccel_ctx_release);
 }
 
+/* Handles start at 1: 0 is never a context, whatever the xarray holds. */
+#define RKACCEL_CTX_HANDLES	XA_LIMIT(1, U32_MAX)
+
 struct rkaccel_ctx *rkaccel_ctx_lookup(struct rkaccel_file *rfile, u32 handle)
 {
 	struct rkaccel_ctx *ctx;
 
+	if (!handle)
+		return NULL;
 	xa_lock(&rfile->ctxs);
 	ctx = xa_load(&rfile->ctxs, handle);
 	if (ctx)
@@ -47,9 +53,21 @@ struct rkaccel_ctx *rkaccel_ctx_lookup(struct rkaccel_file *rfile, u32 handle)
 	return ctx;
 }
 
-/* Queued jobs are still handed to the cores before the entity goes. */
+/* Under balance_lock: a job pushed before this runs, none is pushed after. */
+bool rkaccel_ctx_closed(struct rkaccel_ctx *ctx)
+{
+	lockdep_assert_held(&ctx->rfile->rdev->balance_lock);
+	return ctx->closed;
+}
+
+/*
+ * No SUBMIT pushes to the entity any more; the jobs queued on it are still
+ * handed to the cores before it goes (a SIGKILLed process cancels them).
+ */
 static void rkaccel_ctx_destroy(struct rkaccel_ctx *ctx)
 {
+	scoped_guard(mutex, &ctx->rfile->rdev->balance_lock)
+		ctx->closed = true;
 	drm_sched_entity_destroy(&ctx->entity);
 	rkaccel_ctx_put(ctx);
 }
@@ -68,12 +86,21 @@ void rkaccel_ctx_destroy_all(struct rkaccel_file *rfile)
 static int rkaccel_ctx_check_args(struct rkaccel_device *rdev,
 				  const struct drm_rkaccel_ctx_create *args)
 {
-	if (args->flags)
+	struct drm_device *ddev = &rdev->ddev;
+
+	if (args->flags) {
+		drm_dbg(ddev, "CTX_CREATE: flags 0x%x\n", args->flags);
 		return -EINVAL;
-	if (args->core_mask & ~GENMASK(rdev->num_cores - 1, 0))
+	}
+	if (args->core_mask & ~GENMASK(rdev->num_cores - 1, 0)) {
+		drm_dbg(ddev, "CTX_CREATE: core_mask 0x%x, %u cores\n", args->core_mask,
+			rdev->num_cores);
 		return -EINVAL;
-	if (args->priority >= ARRAY_SIZE(rkaccel_sched_prio))
+	}
+	if (args->priority >= ARRAY_SIZE(rkaccel_sched_prio)) {
+		drm_dbg(ddev, "CTX_CREATE: priority %u\n", args->priority);
 		return -EINVAL;
+	}
 	if (args->priority == DRM_RKACCEL_PRIORITY_HIGH && !capable(CAP_SYS_NICE))
 		return -EPERM;
 	return 0;
@@ -115,7 +142,7 @@ int rkaccel_ioctl_ctx_create(struct drm_device *ddev, void *data, struct drm_fil
 	ctx->rfile = rfile;
 	atomic_inc(&rdev->ctx_count);
 
-	ret = xa_alloc(&rfile->ctxs, &handle, ctx, xa_limit_32b, GFP_KERNEL);
+	ret = xa_alloc(&rfile->ctxs, &handle, ctx, RKACCEL_CTX_HANDLES, GFP_KERNEL);
 	if (ret) {
 		rkaccel_ctx_destroy(ctx);
 		return ret;
@@ -130,8 +157,13 @@ int rkaccel_ioctl_ctx_destroy(struct drm_device *ddev, void *data, struct drm_fi
 	struct drm_rkaccel_ctx_destroy *args = data;
 	struct rkaccel_ctx *ctx;
 
-	if (args->pad)
+	if (args->pad) {
+		drm_dbg(ddev, "CTX_DESTROY: pad 0x%x\n", args->pad);
 		return -EINVAL;
+	}
+	/* erasing index 0 would free it for the next allocation */
+	if (!args->handle)
+		return -ENOENT;
 	ctx = xa_erase(&rfile->ctxs, args->handle);
 	if (!ctx)
 		return -ENOENT;
@@ -144,8 +176,10 @@ int rkaccel_ioctl_ctx_query(struct drm_device *ddev, void *data, struct drm_file
 	struct drm_rkaccel_ctx_query *args = data;
 	struct rkaccel_ctx *ctx;
 
-	if (args->flags)
+	if (args->flags) {
+		drm_dbg(ddev, "CTX_QUERY: flags 0x%x\n", args->flags);
 		return -EINVAL;
+	}
 	ctx = rkaccel_ctx_lookup(file->driver_priv, args->handle);
 	if (!ctx)
 		return -ENOENT;

@@ -25,6 +25,8 @@ struct rkaccel_file;
  * @submitted: jobs accepted by SUBMIT.
  * @completed: jobs done without error.
  * @failed: jobs done with an error.
+ * @closed: destroyed: SUBMIT queues nothing more (under the device's
+ *	balance_lock, which also covers the push of a job).
  */
 struct rkaccel_ctx {
 	struct kref refcount;
@@ -39,10 +41,12 @@ struct rkaccel_ctx {
 	atomic64_t submitted;
 	atomic64_t completed;
 	atomic64_t failed;
+	bool closed;
 };
 
 struct rkaccel_ctx *rkaccel_ctx_lookup(struct rkaccel_file *rfile, u32 handle);
 void rkaccel_ctx_put(struct rkaccel_ctx *ctx);
+bool rkaccel_ctx_closed(struct rkaccel_ctx *ctx);
 void rkaccel_ctx_destroy_all(struct rkaccel_file *rfile);
 
 int rkaccel_ioctl_ctx_create(struct drm_device *ddev, void *data, struct drm_file *file);

@@ -248,6 +248,8 @@ static struct platform_driver rkaccel_sim_driver = {
 	.remove = rkaccel_sim_remove,
 	.driver = {
 		.name = RKACCEL_SIM_DRIVER_NAME,
+		/* the device goes with the module, which files and jobs pin */
+		.suppress_bind_attrs = true,
 	},
 };
 
@@ -277,6 +279,12 @@ static int rkaccel_sim_create(void)
 					     soc, sizeof(*soc));
 	if (IS_ERR(pdev))
 		return PTR_ERR(pdev);
+	/* The probe ran synchronously: sim= asked for this device, so no device, no module. */
+	if (!device_is_bound(&pdev->dev)) {
+		platform_device_unregister(pdev);
+		pr_err("rkaccel: sim=%s: the simulated NPU failed to probe\n", sim);
+		return -ENODEV;
+	}
 	rkaccel_sim_pdev = pdev;
 	return 0;
 }

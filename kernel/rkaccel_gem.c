@@ -46,6 +46,38 @@ u64 rkaccel_bo_npu_addr(struct rkaccel_bo *bo, struct rkaccel_file *rfile)
 	return m ? m->node.start : 0;
 }
 
+/* A reference to the BO's mapping in @rfile, for a job; NULL if none. */
+struct rkaccel_bo_mapping *rkaccel_bo_mapping_get(struct rkaccel_bo *bo,
+						  struct rkaccel_file *rfile)
+{
+	struct rkaccel_bo_mapping *m;
+
+	guard(mutex)(&bo->lock);
+	m = rkaccel_bo_find_mapping(bo, rfile);
+	if (m)
+		kref_get(&m->refcount);
+	return m;
+}
+
+/* Called with bo->lock held, which it drops: nobody can find @m any more. */
+static void rkaccel_bo_mapping_release(struct kref *kref)
+{
+	struct rkaccel_bo_mapping *m = container_of(kref, struct rkaccel_bo_mapping, refcount);
+	struct rkaccel_bo *bo = m->bo;
+
+	list_del(&m->link);
+	mutex_unlock(&bo->lock);
+	rkaccel_vm_unmap(m->vm, &m->node);
+	kfree(m);
+	drm_gem_shmem_unpin(&bo->base);
+}
+
+/* The device keeps reaching the BO until the handle and every job let go. */
+void rkaccel_bo_mapping_put(struct rkaccel_bo_mapping *m)
+{
+	kref_put_mutex(&m->refcount, rkaccel_bo_mapping_release, &m->bo->lock);
+}
+
 /* A new handle in @file: map the BO into that file's address space once. */
 static int rkaccel_gem_open(struct drm_gem_object *obj, struct drm_file *file)
 {
@@ -55,8 +87,12 @@ static int rkaccel_gem_open(struct drm_gem_object *obj, struct drm_file *file)
 	int ret;
 
 	guard(mutex)(&bo->lock);
-	if (rkaccel_bo_find_mapping(bo, rfile))
+	m = rkaccel_bo_find_mapping(bo, rfile);
+	if (m) {
+		/* still held by a job since the last handle closed */
+		kref_get(&m->refcount);
 		return 0;
+	}
 
 	ret = drm_gem_shmem_pin(&bo->base);
 	if (ret)
@@ -72,6 +108,8 @@ static int rkaccel_gem_open(struct drm_gem_object *obj, struct drm_file *file)
 	if (ret)
 		goto err_free;
 
+	kref_init(&m->refcount);
+	m->bo = bo;
 	m->vm = &rfile->vm;
 	m->owner = rfile;
 	list_add_tail(&m->link, &bo->mappings);
@@ -84,22 +122,19 @@ err_unpin:
 	return ret;
 }
 
-/* The last handle of @file is gone: the device of that file loses the BO. */
+/*
+ * A handle of @file is gone. The mapping goes with the last holder: queued
+ * jobs of the file still reach the BO at the address they were given.
+ */
 static void rkaccel_gem_close(struct drm_gem_object *obj, struct drm_file *file)
 {
 	struct rkaccel_bo *bo = to_rkaccel_bo(obj);
 	struct rkaccel_bo_mapping *m;
 
-	scoped_guard(mutex, &bo->lock) {
+	scoped_guard(mutex, &bo->lock)
 		m = rkaccel_bo_find_mapping(bo, file->driver_priv);
-		if (m)
-			list_del(&m->link);
-	}
-	if (!m)
-		return;
-	rkaccel_vm_unmap(m->vm, &m->node);
-	kfree(m);
-	drm_gem_shmem_unpin(&bo->base);
+	if (m)
+		rkaccel_bo_mapping_put(m);
 }
 
 static void rkaccel_gem_free(struct drm_gem_object *obj)
@@ -233,7 +268,6 @@ struct drm_gem_object *rkaccel_gem_create_object(struct drm_device *ddev, size_t
 	bo->base.map_wc = false;
 	mutex_init(&bo->lock);
 	INIT_LIST_HEAD(&bo->mappings);
-	atomic_inc(&rkaccel_bo_count);
 	return &bo->base.base;
 }
 
@@ -251,26 +285,33 @@ int rkaccel_ioctl_bo_create(struct drm_device *ddev, void *data, struct drm_file
 		return -EINVAL;
 
 	shmem = drm_gem_shmem_create(ddev, PAGE_ALIGN(args->size));
+	/* shmem's own -ENOSPC (no inode) is memory to us, not address space */
 	if (IS_ERR(shmem))
-		return PTR_ERR(shmem);
+		return PTR_ERR(shmem) == -ENOSPC ? -ENOMEM : PTR_ERR(shmem);
+	/*
+	 * Counted here, not in gem_create_object: the shmem helper frees an
+	 * object it failed to set up without the .free that uncounts it.
+	 */
+	atomic_inc(&rkaccel_bo_count);
 	bo = container_of(shmem, struct rkaccel_bo, base);
 	bo->flags = args->flags;
 
-	/* Creating the handle maps the BO (rkaccel_gem_open). */
-	ret = drm_gem_handle_create(file, &shmem->base, &handle);
-	drm_gem_object_put(&shmem->base);
-	if (ret)
-		return ret;
-
 	ret = drm_gem_create_mmap_offset(&shmem->base);
-	if (ret) {
-		drm_gem_handle_delete(file, handle);
-		return ret;
-	}
+	if (ret)
+		goto out;
+	/*
+	 * Creating the handle maps the BO (rkaccel_gem_open). Our reference
+	 * stays until the end: a GEM_CLOSE of the new handle may come first.
+	 */
+	ret = drm_gem_handle_create(file, &shmem->base, &handle);
+	if (ret)
+		goto out;
 	args->handle = handle;
 	args->npu_addr = rkaccel_bo_npu_addr(bo, file->driver_priv);
 	args->mmap_offset = drm_vma_node_offset_addr(&shmem->base.vma_node);
-	return 0;
+out:
+	drm_gem_object_put(&shmem->base);
+	return ret;
 }
 
 int rkaccel_ioctl_bo_info(struct drm_device *ddev, void *data, struct drm_file *file)
@@ -362,7 +403,8 @@ void rkaccel_gem_show_weight_stats(struct drm_printer *p, struct drm_file *file)
 		if (obj->funcs != &rkaccel_gem_funcs ||
 		    !(to_rkaccel_bo(obj)->flags & DRM_RKACCEL_BO_WEIGHT))
 			continue;
-		if (obj->handle_count > 1)
+		/* the same test drm_show_memory_stats() applies, so the two agree */
+		if (drm_gem_object_is_shared_for_memory_stats(obj))
 			stats.shared += obj->size;
 		else
 			stats.private += obj->size;

@@ -4,6 +4,7 @@
 
 #include <drm/drm_gem_shmem_helper.h>
 #include <drm/drm_mm.h>
+#include <linux/kref.h>
 
 struct drm_printer;
 struct rkaccel_file;
@@ -27,12 +28,17 @@ struct rkaccel_bo {
 
 /**
  * struct rkaccel_bo_mapping - a BO mapped into one file's address space.
+ * @refcount: the file's handle and every job using the BO hold one; the
+ *	range is unmapped and freed when the last goes.
+ * @bo: the mapped BO (the holders keep it alive).
  * @node: the NPU address range.
  * @vm: the address space.
  * @owner: the file whose address space @vm is.
  * @link: in &rkaccel_bo.mappings.
  */
 struct rkaccel_bo_mapping {
+	struct kref refcount;
+	struct rkaccel_bo *bo;
 	struct drm_mm_node node;
 	struct rkaccel_vm *vm;
 	struct rkaccel_file *owner;
@@ -46,6 +52,9 @@ static inline struct rkaccel_bo *to_rkaccel_bo(struct drm_gem_object *obj)
 
 struct drm_gem_object *rkaccel_gem_create_object(struct drm_device *ddev, size_t size);
 u64 rkaccel_bo_npu_addr(struct rkaccel_bo *bo, struct rkaccel_file *rfile);
+struct rkaccel_bo_mapping *rkaccel_bo_mapping_get(struct rkaccel_bo *bo,
+						  struct rkaccel_file *rfile);
+void rkaccel_bo_mapping_put(struct rkaccel_bo_mapping *m);
 
 int rkaccel_ioctl_bo_create(struct drm_device *ddev, void *data, struct drm_file *file);
 int rkaccel_ioctl_bo_info(struct drm_device *ddev, void *data, struct drm_file *file);

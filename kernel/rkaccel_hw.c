@@ -17,6 +17,7 @@
 #include <linux/mod_devicetable.h>
 #include <linux/nvmem-consumer.h>
 #include <linux/of.h>
+#include <linux/of_platform.h>
 #include <linux/platform_device.h>
 #include <linux/pm_runtime.h>
 #include <linux/reset.h>
@@ -102,28 +103,39 @@ static void hw_detach_locked(struct rkaccel_hw_core *hw)
 	hw->domain = NULL;
 }
 
-/* Switch the core's IOMMU only when the job's address space differs. */
-static void hw_attach_vm(struct rkaccel_core *core, struct rkaccel_vm *vm)
+/*
+ * Switch the core's IOMMU only when the job's address space differs. On a
+ * failure the core is left detached and the job fails: it must never run
+ * on the default domain, which reaches other memory.
+ */
+static int hw_attach_vm(struct rkaccel_core *core, struct rkaccel_vm *vm)
 {
 	struct rkaccel_hw_core *hw = core->backend;
 	int ret;
 
 	guard(mutex)(&hw->domain_lock);
 	if (hw->domain == vm->domain)
-		return;
+		return 0;
 	hw_detach_locked(hw);
 	ret = iommu_attach_group(vm->domain, hw->group);
 	if (ret) {
 		dev_err_ratelimited(hw->dev, "attaching the job's IOMMU domain: %d\n", ret);
-		return;
+		return ret;
 	}
 	hw->domain = vm->domain;
+	return 0;
 }
 
+/*
+ * Mask the core's interrupt and wait for a handler in flight first, so
+ * that no IRQ thread touches the core while it is held in reset.
+ */
 static void hw_reset(struct rkaccel_core *core)
 {
 	struct rkaccel_hw_core *hw = core->backend;
 
+	writel(0, hw->pc + RKNPU_PC_INTERRUPT_MASK);
+	synchronize_irq(hw->irq);
 	reset_control_assert(hw->rst);
 	usleep_range(10, 20);
 	reset_control_deassert(hw->rst);
@@ -272,6 +284,36 @@ static int hw_get_iommu_group(struct rkaccel_hw_core *hw)
 	return devm_add_action_or_reset(hw->dev, hw_put_group, hw->group);
 }
 
+/*
+ * rocket (mainline) matches the same core nodes. rkaccel drives all cores of
+ * an NPU or none: refuse when another driver already holds one of them.
+ */
+static int hw_check_other_driver(struct device *dev)
+{
+	struct device_node *np;
+	int ret = 0;
+
+	for_each_matching_node(np, rkaccel_hw_of_match) {
+		struct platform_device *other = of_find_device_by_node(np);
+		struct device_driver *drv;
+
+		if (!other)
+			continue;
+		drv = READ_ONCE(other->dev.driver);
+		if (drv && drv != &rkaccel_hw_core_driver.driver) {
+			dev_err(dev, "core %pOF is bound to %s: unbind it or blacklist %s\n",
+				np, drv->name, drv->name);
+			ret = -EBUSY;
+		}
+		put_device(&other->dev);
+		if (ret) {
+			of_node_put(np);
+			break;
+		}
+	}
+	return ret;
+}
+
 static int rkaccel_hw_core_probe(struct platform_device *pdev)
 {
 	struct rkaccel_hw_core *hw;
@@ -282,6 +324,9 @@ static int rkaccel_hw_core_probe(struct platform_device *pdev)
 		return -ENOMEM;
 	hw->dev = &pdev->dev;
 	hw->soc = of_device_get_match_data(&pdev->dev);
+	ret = hw_check_other_driver(hw->dev);
+	if (ret)
+		return ret;
 	ret = devm_mutex_init(hw->dev, &hw->domain_lock);
 	if (ret)
 		return ret;

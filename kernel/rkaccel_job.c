@@ -6,13 +6,15 @@
 
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_print.h>
 #include <drm/drm_syncobj.h>
 #include <linux/dma-fence-chain.h>
 #include <linux/dma-resv.h>
+#include <linux/module.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 
-#include "rkaccel_compat.h"
 #include "rkaccel_core.h"
 #include "rkaccel_ctx.h"
 #include "rkaccel_device.h"
@@ -40,9 +42,17 @@ static const char *rkaccel_fence_timeline_name(struct dma_fence *fence)
 	return "rkaccel-core";
 }
 
+/* The fence's ops are module text: a fence kept past its job (a sync_file) pins it. */
+static void rkaccel_fence_release(struct dma_fence *fence)
+{
+	dma_fence_free(fence);
+	module_put(THIS_MODULE);
+}
+
 static const struct dma_fence_ops rkaccel_fence_ops = {
 	.get_driver_name = rkaccel_fence_driver_name,
 	.get_timeline_name = rkaccel_fence_timeline_name,
+	.release = rkaccel_fence_release,
 };
 
 /* The job no longer loads its core: done, or freed without running. */
@@ -61,7 +71,10 @@ void rkaccel_job_finish(struct rkaccel_core *core, struct rkaccel_job *job, int 
 	ktime_t end = ktime_get();
 	u64 ns = ktime_to_ns(ktime_sub(end, job->start));
 
-	rkaccel_core_job_end(core, job);
+	if (job->prepared) {
+		rkaccel_core_job_end(job->prepared, job);
+		job->prepared = NULL;
+	}
 	rkaccel_job_unqueue(job);
 	trace_rkaccel_done(job->base.s_fence->finished.context,
 			   job->base.s_fence->finished.seqno, core->index, error);
@@ -77,13 +90,17 @@ void rkaccel_job_finish(struct rkaccel_core *core, struct rkaccel_job *job, int 
 	dma_fence_signal(job->done);
 }
 
+/*
+ * A fence-signalling section: everything here was allocated, pinned and
+ * powered at SUBMIT, so nothing waits on memory or on other fences.
+ */
 static struct dma_fence *rkaccel_job_run(struct drm_sched_job *sched_job)
 {
 	struct rkaccel_job *job = to_rkaccel_job(sched_job);
 	struct rkaccel_core *core = sched_to_core(sched_job->sched);
 	struct drm_rkaccel_task *t = &job->tasks[0];
-	struct dma_fence *fence;
 	unsigned long flags;
+	bool cookie;
 	int ret;
 
 	if (unlikely(sched_job->s_fence->finished.error))
@@ -92,24 +109,21 @@ static struct dma_fence *rkaccel_job_run(struct drm_sched_job *sched_job)
 	if (atomic_read(&job->ctx->guilty))
 		return ERR_PTR(-ECANCELED);
 
-	ret = rkaccel_core_job_begin(core, job);
-	if (ret)
+	cookie = dma_fence_begin_signalling();
+	/* Never on another address space: without its own the job fails. */
+	ret = core->ops->attach_vm(core, &job->ctx->rfile->vm);
+	if (ret) {
+		dma_fence_end_signalling(cookie);
 		return ERR_PTR(ret);
-	fence = kzalloc(sizeof(*fence), GFP_KERNEL);
-	if (!fence) {
-		rkaccel_core_job_end(core, job);
-		return ERR_PTR(-ENOMEM);
 	}
-	dma_fence_init(fence, &rkaccel_fence_ops, &core->fence_lock, core->fence_context,
+	dma_fence_init(job->done, &rkaccel_fence_ops, &core->fence_lock, core->fence_context,
 		       ++core->fence_seqno);
-
-	job->done = dma_fence_get(fence);
+	__module_get(THIS_MODULE);	/* dropped by rkaccel_fence_release() */
 	job->core = core;
 	job->next_task = 0;
 	job->progress = 0;
 	atomic_set(&job->ctx->last_core, core->index);
 	atomic64_inc(&core->jobs);
-	core->ops->attach_vm(core, &job->ctx->rfile->vm);
 
 	trace_rkaccel_run(sched_job->s_fence->finished.context,
 			  sched_job->s_fence->finished.seqno, core->index, 0);
@@ -117,95 +131,65 @@ static struct dma_fence *rkaccel_job_run(struct drm_sched_job *sched_job)
 	job->start = ktime_get();
 	core->job = job;
 	rkaccel_core_start_task(core, t->regcmd_addr, t->regcmd_count, t->task_count);
+	rkaccel_core_watch(core);
 	spin_unlock_irqrestore(&core->job_lock, flags);
-	return fence;
-}
-
-/* What a timeout found: the job ended meanwhile, is still moving, or hung. */
-enum rkaccel_timeout {
-	RKACCEL_TIMEOUT_ENDED,
-	RKACCEL_TIMEOUT_PROGRESS,
-	RKACCEL_TIMEOUT_HUNG,
-};
-
-/*
- * Under the job lock, so that the IRQ path cannot end the job halfway: a
- * job that went on to another PC start or task since the last check is
- * late, not hung; a hung one is taken off the core here.
- */
-static enum rkaccel_timeout rkaccel_job_check(struct rkaccel_core *core,
-					      struct rkaccel_job *job)
-{
-	enum rkaccel_timeout ret = RKACCEL_TIMEOUT_ENDED;
-	unsigned long flags;
-	u64 mark;
-
-	spin_lock_irqsave(&core->job_lock, flags);
-	if (core->job == job) {
-		mark = ((u64)job->next_task << 32) |
-		       rkaccel_core_read(core, core->rdev->soc->task_status_reg);
-		if (mark != job->progress) {
-			job->progress = mark;
-			ret = RKACCEL_TIMEOUT_PROGRESS;
-		} else {
-			core->job = NULL;
-			ret = RKACCEL_TIMEOUT_HUNG;
-		}
-	}
-	spin_unlock_irqrestore(&core->job_lock, flags);
-	return ret;
+	dma_fence_end_signalling(cookie);
+	return dma_fence_get(job->done);
 }
 
 /*
- * A job ran a whole timeout without progress: reset only its core, mark
- * only its context. Jobs of other contexts queued on the core run once the
- * scheduler restarts. A job that ended as the timer fired is left alone:
- * stopping the scheduler then would cancel the next job, already on the core.
+ * The watchdog found @job hung, or over its time cap, and took it off the
+ * core: reset only that core, mark only the job's context. The job's fence
+ * carries -ECANCELED; jobs of other contexts queued on the core run next.
  */
-static enum drm_gpu_sched_stat rkaccel_job_timedout(struct drm_sched_job *sched_job)
+void rkaccel_job_hung(struct rkaccel_core *core, struct rkaccel_job *job)
 {
-	struct rkaccel_job *job = to_rkaccel_job(sched_job);
-	struct rkaccel_core *core = sched_to_core(sched_job->sched);
-
-	switch (rkaccel_job_check(core, job)) {
-	case RKACCEL_TIMEOUT_ENDED:
-		return rkaccel_sched_job_ended(sched_job);
-	case RKACCEL_TIMEOUT_PROGRESS:
-		return rkaccel_sched_no_hang(sched_job);
-	case RKACCEL_TIMEOUT_HUNG:
-		break;
-	}
+	bool cookie;
 
 	dev_warn(core->rdev->ddev.dev, "core %u: job timed out, resetting the core\n",
 		 core->index);
-	drm_sched_stop(&core->sched, sched_job);
+	/*
+	 * Outside the signalling section: the reset waits for the core's own
+	 * completion path (IRQ thread, simulator work), which signals fences.
+	 */
 	core->ops->reset(core);
+	cookie = dma_fence_begin_signalling();
 	atomic64_inc(&core->resets);
 	atomic_set(&job->ctx->guilty, 1);
 	atomic_inc(&job->ctx->reset_count);
-	/* drm_sched_start() completes the job's own fence with -ECANCELED */
-	rkaccel_job_finish(core, job, -ETIMEDOUT);
-	drm_sched_start(&core->sched);
-	return RKACCEL_SCHED_STAT_RESET;
+	rkaccel_job_finish(core, job, -ECANCELED);
+	dma_fence_end_signalling(cookie);
 }
 
+/* Mappings before objects: unmapping a BO needs the BO. */
 static void rkaccel_job_put_bos(struct rkaccel_job *job)
 {
 	u32 i;
 
-	for (i = 0; i < job->bo_count; i++)
+	for (i = 0; i < job->bo_count; i++) {
+		if (job->maps && job->maps[i])
+			rkaccel_bo_mapping_put(job->maps[i]);
 		drm_gem_object_put(job->bos[i]);
+	}
+	kvfree(job->maps);
 	kvfree(job->bos);
 	kvfree(job->bo_flags);
 }
 
 static void rkaccel_job_free_mem(struct rkaccel_job *job)
 {
+	/* begun at SUBMIT but never ended on a core: cancelled or failed */
+	if (job->prepared)
+		rkaccel_core_job_end(job->prepared, job);
 	rkaccel_job_put_bos(job);
 	kvfree(job->tasks);
-	dma_fence_put(job->done);
+	if (job->done && job->done->ops)
+		dma_fence_put(job->done);
+	else
+		kfree(job->done);
 	rkaccel_ctx_put(job->ctx);
 	kfree(job);
+	module_put(THIS_MODULE);
 }
 
 static void rkaccel_job_free(struct drm_sched_job *sched_job)
@@ -217,59 +201,90 @@ static void rkaccel_job_free(struct drm_sched_job *sched_job)
 
 const struct drm_sched_backend_ops rkaccel_sched_ops = {
 	.run_job = rkaccel_job_run,
-	.timedout_job = rkaccel_job_timedout,
 	.free_job = rkaccel_job_free,
 };
 
-/* Copy @count elements of exactly @stride bytes from userspace. */
-static void *rkaccel_copy_array(u64 uptr, u32 count, u32 stride, size_t size)
-{
-	void *buf;
+/* A stride no element of any version will reach. */
+#define RKACCEL_MAX_STRIDE	256
 
-	if (stride != size)
-		return ERR_PTR(-EINVAL);
+/* Each -EINVAL of SUBMIT says why in the DRM debug log (drm.debug=0x2). */
+#define rkaccel_inval(ddev, fmt, ...) ({				\
+	drm_dbg(ddev, "SUBMIT: " fmt "\n", ##__VA_ARGS__);		\
+	-EINVAL;							\
+})
+
+/*
+ * Copy @count elements @stride bytes apart into an array of @size-byte
+ * elements. A longer element (newer userspace) must be zero past @size; a
+ * shorter one (older userspace, at least @min bytes) is zero-extended.
+ */
+static void *rkaccel_copy_array(struct drm_device *ddev, const char *what, u64 uptr,
+				u32 count, u32 stride, size_t size, size_t min)
+{
+	void __user *src = u64_to_user_ptr(uptr);
+	void *buf;
+	u32 i;
+	int ret;
+
+	if (stride < min || stride > RKACCEL_MAX_STRIDE)
+		return ERR_PTR(rkaccel_inval(ddev, "%s stride %u outside %zu..%u", what,
+					     stride, min, RKACCEL_MAX_STRIDE));
 	buf = kvmalloc_array(count, size, GFP_KERNEL);
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
-	if (copy_from_user(buf, u64_to_user_ptr(uptr), (size_t)count * size)) {
+	if (stride == size) {
+		ret = copy_from_user(buf, src, (size_t)count * size) ? -EFAULT : 0;
+	} else {
+		for (i = 0, ret = 0; i < count && !ret; i++)
+			ret = copy_struct_from_user(buf + (size_t)i * size, size,
+						    src + (size_t)i * stride, stride);
+		if (ret == -E2BIG)
+			ret = rkaccel_inval(ddev, "%s %u: non-zero bytes past %zu", what,
+					    i - 1, size);
+	}
+	if (ret) {
 		kvfree(buf);
-		return ERR_PTR(-EFAULT);
+		return ERR_PTR(ret);
 	}
 	return buf;
 }
 
-static int rkaccel_submit_check_args(const struct drm_rkaccel_submit *args)
+static int rkaccel_submit_check_args(struct drm_device *ddev,
+				     const struct drm_rkaccel_submit *args)
 {
 	if (args->flags || args->pad)
-		return -EINVAL;
+		return rkaccel_inval(ddev, "flags 0x%x pad 0x%x", args->flags, args->pad);
 	if (!args->task_count || args->task_count > DRM_RKACCEL_MAX_JOB_TASKS)
-		return -EINVAL;
+		return rkaccel_inval(ddev, "task_count %u", args->task_count);
 	if (!args->bo_count || args->bo_count > DRM_RKACCEL_MAX_JOB_BOS)
-		return -EINVAL;
+		return rkaccel_inval(ddev, "bo_count %u", args->bo_count);
 	if (args->in_sync_count > DRM_RKACCEL_MAX_JOB_SYNCS)
-		return -EINVAL;
+		return rkaccel_inval(ddev, "in_sync_count %u", args->in_sync_count);
 	if (!args->in_sync_count && args->sync_stride &&
 	    args->sync_stride != sizeof(struct drm_rkaccel_sync))
-		return -EINVAL;
+		return rkaccel_inval(ddev, "sync_stride %u without syncs", args->sync_stride);
 	if (!args->out_sync && args->out_sync_point)
-		return -EINVAL;
+		return rkaccel_inval(ddev, "out_sync_point without out_sync");
 	return 0;
 }
 
 static int rkaccel_submit_get_bos(struct rkaccel_job *job, struct drm_file *file,
 				  const struct drm_rkaccel_submit *args)
 {
+	struct drm_device *ddev = file->minor->dev;
 	struct drm_rkaccel_submit_bo *ubos;
 	u32 i, j;
 	int ret = 0;
 
-	ubos = rkaccel_copy_array(args->bos, args->bo_count, args->bo_stride, sizeof(*ubos));
+	ubos = rkaccel_copy_array(ddev, "bo", args->bos, args->bo_count,
+				  args->bo_stride, sizeof(*ubos), sizeof(*ubos));
 	if (IS_ERR(ubos))
 		return PTR_ERR(ubos);
 
 	job->bos = kvcalloc(args->bo_count, sizeof(*job->bos), GFP_KERNEL);
 	job->bo_flags = kvcalloc(args->bo_count, sizeof(*job->bo_flags), GFP_KERNEL);
-	if (!job->bos || !job->bo_flags) {
+	job->maps = kvcalloc(args->bo_count, sizeof(*job->maps), GFP_KERNEL);
+	if (!job->bos || !job->bo_flags || !job->maps) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -278,12 +293,13 @@ static int rkaccel_submit_get_bos(struct rkaccel_job *job, struct drm_file *file
 		struct rkaccel_bo *bo;
 
 		if (ubos[i].flags & ~DRM_RKACCEL_SUBMIT_BO_WRITE) {
-			ret = -EINVAL;
+			ret = rkaccel_inval(ddev, "bo %u: flags 0x%x", i, ubos[i].flags);
 			goto out;
 		}
 		for (j = 0; j < i; j++) {
 			if (ubos[j].handle == ubos[i].handle) {
-				ret = -EINVAL;	/* listed twice */
+				ret = rkaccel_inval(ddev, "bo %u: handle %u listed twice", i,
+						    ubos[i].handle);
 				goto out;
 			}
 		}
@@ -295,10 +311,15 @@ static int rkaccel_submit_get_bos(struct rkaccel_job *job, struct drm_file *file
 		job->bo_count = i + 1;
 		job->bo_flags[i] = ubos[i].flags;
 
-		/* Weights must be final before the device reads them. */
 		bo = to_rkaccel_bo(job->bos[i]);
+		job->maps[i] = rkaccel_bo_mapping_get(bo, file->driver_priv);
+		if (!job->maps[i]) {
+			ret = -ENOENT;
+			goto out;
+		}
+		/* Weights must be final before the device reads them. */
 		if ((bo->flags & DRM_RKACCEL_BO_WEIGHT) && !READ_ONCE(bo->sealed)) {
-			ret = -EINVAL;
+			ret = rkaccel_inval(ddev, "bo %u: weight BO not sealed", i);
 			goto out;
 		}
 	}
@@ -316,10 +337,10 @@ static bool rkaccel_task_in_bos(struct rkaccel_job *job, struct rkaccel_file *rf
 	u32 i;
 
 	for (i = 0; i < job->bo_count; i++) {
-		u64 start = rkaccel_bo_npu_addr(to_rkaccel_bo(job->bos[i]), rfile);
+		u64 start = job->maps[i]->node.start;
 		u64 size = job->bos[i]->size;
 
-		if (start && t->regcmd_addr >= start && t->regcmd_addr - start < size &&
+		if (t->regcmd_addr >= start && t->regcmd_addr - start < size &&
 		    len <= size - (t->regcmd_addr - start))
 			return true;
 	}
@@ -329,10 +350,12 @@ static bool rkaccel_task_in_bos(struct rkaccel_job *job, struct rkaccel_file *rf
 static int rkaccel_submit_get_tasks(struct rkaccel_job *job, struct rkaccel_file *rfile,
 				    const struct drm_rkaccel_submit *args)
 {
+	struct drm_device *ddev = &rfile->rdev->ddev;
 	u64 hw_tasks = 0;
 	u32 i;
 
-	job->tasks = rkaccel_copy_array(args->tasks, args->task_count, args->task_stride,
+	job->tasks = rkaccel_copy_array(ddev, "task", args->tasks, args->task_count,
+					args->task_stride, sizeof(*job->tasks),
 					sizeof(*job->tasks));
 	if (IS_ERR(job->tasks)) {
 		int ret = PTR_ERR(job->tasks);
@@ -346,17 +369,21 @@ static int rkaccel_submit_get_tasks(struct rkaccel_job *job, struct rkaccel_file
 		const struct drm_rkaccel_task *t = &job->tasks[i];
 
 		/* PC_REGISTER_AMOUNTS holds (count + 1) / 2 - 1 in 16 bits */
-		if (!t->regcmd_count || t->regcmd_count > 0x20000 || !t->task_count)
-			return -EINVAL;
+		if (!t->regcmd_count || t->regcmd_count > 0x20000)
+			return rkaccel_inval(ddev, "task %u: regcmd_count %u", i, t->regcmd_count);
+		if (!t->task_count || t->task_count > rfile->rdev->soc->max_tasks)
+			return rkaccel_inval(ddev, "task %u: task_count %u", i, t->task_count);
 		if (!IS_ALIGNED(t->regcmd_addr, 16))
-			return -EINVAL;
-		if (t->task_count > rfile->rdev->soc->max_tasks)
-			return -EINVAL;
+			return rkaccel_inval(ddev, "task %u: regcmd_addr 0x%llx unaligned", i,
+					     t->regcmd_addr);
 		hw_tasks += t->task_count;
 		if (!rkaccel_task_in_bos(job, rfile, t))
-			return -EINVAL;
+			return rkaccel_inval(ddev, "task %u: regcmds at 0x%llx not in a listed BO",
+					     i, t->regcmd_addr);
 	}
-	return hw_tasks > rfile->rdev->soc->max_tasks ? -EINVAL : 0;
+	if (hw_tasks > rfile->rdev->soc->max_tasks)
+		return rkaccel_inval(ddev, "%llu hardware tasks in the job", hw_tasks);
+	return 0;
 }
 
 static int rkaccel_submit_add_in_syncs(struct rkaccel_job *job, struct drm_file *file,
@@ -368,18 +395,27 @@ static int rkaccel_submit_add_in_syncs(struct rkaccel_job *job, struct drm_file 
 
 	if (!args->in_sync_count)
 		return 0;
-	syncs = rkaccel_copy_array(args->in_syncs, args->in_sync_count, args->sync_stride,
+	syncs = rkaccel_copy_array(file->minor->dev, "sync", args->in_syncs,
+				   args->in_sync_count, args->sync_stride, sizeof(*syncs),
 				   sizeof(*syncs));
 	if (IS_ERR(syncs))
 		return PTR_ERR(syncs);
 
+	/*
+	 * Not drm_sched_job_add_syncobj_dependency(): on 6.12 it takes a
+	 * 32-bit point, and timeline points are 64 bits as for the out-sync.
+	 */
 	for (i = 0; i < args->in_sync_count && !ret; i++) {
-		if (syncs[i].flags || syncs[i].point > U32_MAX) {
-			ret = -EINVAL;
+		struct dma_fence *fence;
+
+		if (syncs[i].flags) {
+			ret = rkaccel_inval(file->minor->dev, "sync %u: flags 0x%x", i,
+					    syncs[i].flags);
 			break;
 		}
-		ret = drm_sched_job_add_syncobj_dependency(&job->base, file, syncs[i].handle,
-							   syncs[i].point);
+		ret = drm_syncobj_find_fence(file, syncs[i].handle, syncs[i].point, 0, &fence);
+		if (!ret)
+			ret = drm_sched_job_add_dependency(&job->base, fence);
 	}
 	kvfree(syncs);
 	return ret;
@@ -443,9 +479,18 @@ static int rkaccel_submit_push(struct rkaccel_job *job, struct dma_fence **out)
 
 	/* Choosing the core, arming and counting the job are one step. */
 	mutex_lock(&rdev->balance_lock);
+	if (rkaccel_ctx_closed(job->ctx)) {
+		ret = -ENOENT;	/* CTX_DESTROY won the race */
+		goto unlock_balance;
+	}
 	rkaccel_job_balance(job);
 	drm_sched_job_arm(&job->base);
-	job->queued_on = sched_to_core(job->base.sched);
+	/* power and DMA state of the core, outside the signalling path */
+	ret = rkaccel_core_job_begin(sched_to_core(job->base.sched), job);
+	if (ret)
+		goto unlock_balance;
+	job->prepared = sched_to_core(job->base.sched);
+	job->queued_on = job->prepared;
 	atomic_inc(&job->queued_on->queued);
 	*out = dma_fence_get(&job->base.s_fence->finished);
 	for (i = 0; i < job->bo_count; i++)
@@ -460,6 +505,8 @@ static int rkaccel_submit_push(struct rkaccel_job *job, struct dma_fence **out)
 	mutex_unlock(&rdev->balance_lock);
 	return 0;
 
+unlock_balance:
+	mutex_unlock(&rdev->balance_lock);
 unlock:
 	drm_gem_unlock_reservations(job->bos, job->bo_count, &ticket);
 	return ret;
@@ -510,7 +557,7 @@ int rkaccel_ioctl_submit(struct drm_device *ddev, void *data, struct drm_file *f
 	struct rkaccel_ctx *ctx;
 	int ret;
 
-	ret = rkaccel_submit_check_args(args);
+	ret = rkaccel_submit_check_args(ddev, args);
 	if (ret)
 		return ret;
 	ctx = rkaccel_ctx_lookup(rfile, args->ctx);
@@ -527,6 +574,13 @@ int rkaccel_ioctl_submit(struct drm_device *ddev, void *data, struct drm_file *f
 		return -ENOMEM;
 	}
 	job->ctx = ctx;
+	/* A job, queued or running, keeps the module and so the device. */
+	__module_get(THIS_MODULE);
+	job->done = kzalloc(sizeof(*job->done), GFP_KERNEL);
+	if (!job->done) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
 
 	ret = rkaccel_submit_get_bos(job, file, args);
 	if (!ret)

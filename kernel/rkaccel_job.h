@@ -9,6 +9,7 @@
 #include "rkaccel_drm.h"
 
 struct drm_gem_object;
+struct rkaccel_bo_mapping;
 struct rkaccel_core;
 struct rkaccel_ctx;
 
@@ -22,10 +23,15 @@ struct rkaccel_ctx;
  * @bos: the BOs the job uses (references).
  * @bo_flags: DRM_RKACCEL_SUBMIT_BO_* per BO.
  * @bo_count: entries in @bos.
- * @done: the hardware fence, signalled by the core's IRQ path.
+ * @maps: the BOs' mappings in the context's address space (references),
+ *	so that closing a handle cannot unmap what a queued job uses.
+ * @done: the hardware fence, allocated at SUBMIT (run_job may not
+ *	allocate), initialized and signalled by the core.
+ * @prepared: the core on which the backend's job_begin() succeeded, for
+ *	its job_end() when the job never ran to its end.
  * @core: core the job runs on, once run.
  * @start: when the job started on @core.
- * @progress: PC start and task count seen by the last timeout check.
+ * @progress: PC start and task count seen by the last watchdog check.
  * @queued_on: the core whose queued count holds this job, NULL once given back.
  */
 struct rkaccel_job {
@@ -37,7 +43,9 @@ struct rkaccel_job {
 	struct drm_gem_object **bos;
 	u32 *bo_flags;
 	u32 bo_count;
+	struct rkaccel_bo_mapping **maps;
 	struct dma_fence *done;
+	struct rkaccel_core *prepared;
 	struct rkaccel_core *core;
 	ktime_t start;
 	u64 progress;
@@ -47,6 +55,7 @@ struct rkaccel_job {
 extern const struct drm_sched_backend_ops rkaccel_sched_ops;
 
 void rkaccel_job_finish(struct rkaccel_core *core, struct rkaccel_job *job, int error);
+void rkaccel_job_hung(struct rkaccel_core *core, struct rkaccel_job *job);
 int rkaccel_ioctl_submit(struct drm_device *ddev, void *data, struct drm_file *file);
 
 #endif /* _RKACCEL_JOB_H_ */

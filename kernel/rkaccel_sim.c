@@ -18,6 +18,7 @@
 
 #include <drm/drm_managed.h>
 #include <drm/drm_print.h>
+#include <linux/delay.h>
 #include <linux/hrtimer.h>
 #include <linux/module.h>
 #include <linux/sched.h>
@@ -56,8 +57,14 @@ static bool sim_compute = true;
 module_param(sim_compute, bool, 0644);
 MODULE_PARM_DESC(sim_compute, "Simulator: compute results (1) or only model time (0)");
 
+static unsigned int sim_host_delay_us;
+module_param(sim_host_delay_us, uint, 0644);
+MODULE_PARM_DESC(sim_host_delay_us, "Simulator: extra host time per executed task, us, a slow host for tests (default 0)");
+
 /* The int8 MAC array: 1024 multiply-accumulates per cycle. */
 #define SIM_MACS_PER_CYCLE	1024
+/* PC_REGISTER_AMOUNTS is 16 bits of 128-bit pairs */
+#define SIM_MAX_CMDS		(0x10000 * 2)
 
 /**
  * struct rkaccel_sim_core - the state of one simulated core.
@@ -73,6 +80,9 @@ MODULE_PARM_DESC(sim_compute, "Simulator: compute results (1) or only model time
  *	follows the modelled time from 0 to @chain_tasks.
  * @exec_tasks: tasks executed so far, PC_TASK_STATUS while the chain's
  *	host compute runs (a slow host must not look like a hung core).
+ * @cmds: the task's regcmd entries, read by @exec: allocated once, for
+ *	the largest PC_REGISTER_AMOUNTS, since the hardware path may not
+ *	allocate (it runs before the job's fence can signal).
  * @exec: runs the program counter.
  * @done: fires when the modelled time of the chain has passed.
  * @regs: the register file of the whole register span.
@@ -88,6 +98,7 @@ struct rkaccel_sim_core {
 	u64 chain_ns;
 	u32 chain_tasks;
 	u32 exec_tasks;
+	u64 *cmds;
 	struct work_struct exec;
 	struct hrtimer done;
 	u32 regs[RKNPU_CORE_REG_SPAN / sizeof(u32)];
@@ -182,7 +193,7 @@ static void sim_write(struct rkaccel_core *core, u32 reg, u32 val)
 		queue_work(core->rdev->sim_wq, &sim->exec);
 }
 
-static void sim_attach_vm(struct rkaccel_core *core, struct rkaccel_vm *vm)
+static int sim_attach_vm(struct rkaccel_core *core, struct rkaccel_vm *vm)
 {
 	struct rkaccel_sim_core *sim = core->backend;
 	unsigned long flags;
@@ -190,6 +201,7 @@ static void sim_attach_vm(struct rkaccel_core *core, struct rkaccel_vm *vm)
 	spin_lock_irqsave(&sim->lock, flags);
 	sim->vm = vm;
 	spin_unlock_irqrestore(&sim->lock, flags);
+	return 0;
 }
 
 static void sim_reset(struct rkaccel_core *core)
@@ -326,7 +338,7 @@ static void sim_exec(struct work_struct *work)
 	struct rkaccel_vm *vm;
 	struct sim_task task;
 	unsigned long flags;
-	u64 *cmds = NULL;
+	u64 *cmds = sim->cmds;
 	u64 ns = 0;
 
 	spin_lock_irqsave(&sim->lock, flags);
@@ -349,24 +361,27 @@ static void sim_exec(struct work_struct *work)
 	}
 
 	while (done < tasks) {
-		kvfree(cmds);
-		cmds = kvmalloc_array(count, sizeof(*cmds), GFP_KERNEL);
-		if (!cmds || rkaccel_vm_read(vm, addr, cmds, count * sizeof(*cmds))) {
+		/* a reset stops the core between tasks, as it does on silicon */
+		if (READ_ONCE(sim->generation) != gen)
+			return;
+		if (rkaccel_vm_read(vm, addr, cmds, count * sizeof(*cmds))) {
 			sim_raise(sim, gen, RKNPU_INT_DMA_READ_ERROR);
-			goto out;
+			return;
 		}
 		sim_apply(sim, cmds, count, &task);
 		if (!task.enabled)
-			goto out;	/* nothing started: the core hangs */
+			return;	/* nothing started: the core hangs */
 
 		err = sim_run_task(sim, vm, &task, &ns);
 		if (err) {
 			sim_raise(sim, gen, err);
-			goto out;
+			return;
 		}
 		WRITE_ONCE(sim->exec_tasks, ++done);
 		addr = task.next_addr;
 		count = (task.next_amounts + 1) * 2;
+		if (READ_ONCE(sim_host_delay_us))
+			fsleep(READ_ONCE(sim_host_delay_us));
 		cond_resched();
 	}
 
@@ -380,8 +395,6 @@ static void sim_exec(struct work_struct *work)
 		hrtimer_start(&sim->done, ktime_add_ns(start, ns), HRTIMER_MODE_ABS);
 	}
 	spin_unlock_irqrestore(&sim->lock, flags);
-out:
-	kvfree(cmds);
 }
 
 static enum hrtimer_restart sim_done(struct hrtimer *timer)
@@ -403,6 +416,12 @@ static void rkaccel_sim_fini(struct drm_device *ddev, void *data)
 	destroy_workqueue(rdev->sim_wq);
 }
 
+/* Released after rkaccel_sim_fini() stopped the exec work that reads it. */
+static void sim_cmds_free(struct drm_device *ddev, void *cmds)
+{
+	kvfree(cmds);
+}
+
 int rkaccel_sim_init(struct rkaccel_device *rdev)
 {
 	unsigned int i;
@@ -421,6 +440,10 @@ int rkaccel_sim_init(struct rkaccel_device *rdev)
 			goto err;
 		spin_lock_init(&sim->lock);
 		sim->hw_version = rdev->soc->sim_hw_version;
+		sim->cmds = kvmalloc_array(SIM_MAX_CMDS, sizeof(*sim->cmds), GFP_KERNEL);
+		if (!sim->cmds ||
+		    drmm_add_action_or_reset(&rdev->ddev, sim_cmds_free, sim->cmds))
+			goto err;
 		INIT_WORK(&sim->exec, sim_exec);
 		hrtimer_setup(&sim->done, sim_done, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 

@@ -20,7 +20,7 @@
 #include <linux/sync_file.h>
 #include <xf86drm.h>
 
-#include "rkaccel.h"
+#include "internal.h"
 #include "rkaccel_drm.h"
 
 #define CTX_MAX_COPIES	7		/* hidden duplicates: num_cores - 1 at most */
@@ -81,6 +81,7 @@ struct ctx_pool {
 struct rkaccel_ctx {
 	struct ctx_shared *sh;
 	int fd;
+	atomic_bool busy;		/* a call that runs or changes it is under way */
 	uint32_t kctx;
 	uint32_t core_mask;		/* as created */
 	uint32_t cur_mask;		/* of kctx */
@@ -113,14 +114,12 @@ static int xioctl(int fd, unsigned long req, void *arg)
 	return drmIoctl(fd, req, arg) ? -errno : 0;
 }
 
+/* The handle goes through lib/handle.c: a PRIME self-import may share it. */
 static void bo_free(int fd, struct ctx_bo *bo)
 {
-	struct drm_gem_close c = { .handle = bo->handle };
-
 	if (bo->map)
 		munmap(bo->map, bo->map_len);
-	if (bo->handle)
-		xioctl(fd, DRM_IOCTL_GEM_CLOSE, &c);
+	gem_ref_put(fd, bo->handle);
 	memset(bo, 0, sizeof(*bo));
 }
 
@@ -132,6 +131,8 @@ static int bo_new(int fd, size_t size, uint32_t flags, struct ctx_bo *bo)
 
 	memset(bo, 0, sizeof(*bo));
 	ret = xioctl(fd, DRM_IOCTL_RKACCEL_BO_CREATE, &c);
+	if (!ret)
+		ret = gem_ref_get(fd, c.handle);
 	if (ret)
 		return ret;
 	bo->handle = c.handle;
@@ -175,6 +176,22 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * One call at a time runs or changes a context (and its hidden copies,
+ * whose threads and register commands it drives): a second, from another
+ * thread, gets -EBUSY instead of corrupting the first.
+ */
+static int ctx_enter(struct rkaccel_ctx *ctx)
+{
+	return atomic_exchange(&ctx->busy, true) ? -EBUSY : 0;
+}
+
+static int ctx_leave(struct rkaccel_ctx *ctx, int ret)
+{
+	atomic_store(&ctx->busy, false);
+	return ret;
 }
 
 /* --- shared part ------------------------------------------------------------- */
@@ -321,6 +338,7 @@ static int ctx_new(struct ctx_shared *sh, uint32_t mask, struct rkaccel_ctx **ou
 	}
 	c->sh = sh;
 	c->fd = sh->fd;
+	atomic_init(&c->busy, false);
 	pthread_mutex_init(&c->pool.lock, NULL);
 	pthread_cond_init(&c->pool.go, NULL);
 	pthread_cond_init(&c->pool.done, NULL);
@@ -329,7 +347,9 @@ static int ctx_new(struct ctx_shared *sh, uint32_t mask, struct rkaccel_ctx **ou
 	c->slices = calloc(1, sizeof(*c->slices));
 	ret = c->slices ? kctx_create(c->fd, mask, &c->kctx) : -ENOMEM;
 	if (!ret)
-		ret = drmSyncobjCreate(c->fd, 0, &c->syncobj) ? -errno : 0;
+		/* signalled: rkaccel_ctx_wait() finds a fence before the first job */
+		ret = drmSyncobjCreate(c->fd, DRM_SYNCOBJ_CREATE_SIGNALED, &c->syncobj) ?
+		      -errno : 0;
 	if (!ret)
 		ret = ctx_bind(c);
 	if (ret) {
@@ -550,7 +570,7 @@ static uint32_t copies_for(const struct rkaccel_ctx *ctx, uint32_t batch)
 	return (batch < cores ? batch : cores) - 1;
 }
 
-int rkaccel_ctx_set_batch(struct rkaccel_ctx *ctx, uint32_t batch)
+static int ctx_set_batch(struct rkaccel_ctx *ctx, uint32_t batch)
 {
 	uint32_t old_batch, old_copies;
 	struct slice_info *slices;
@@ -585,16 +605,28 @@ int rkaccel_ctx_set_batch(struct rkaccel_ctx *ctx, uint32_t batch)
 	return 0;
 }
 
+int rkaccel_ctx_set_batch(struct rkaccel_ctx *ctx, uint32_t batch)
+{
+	int ret = ctx ? ctx_enter(ctx) : -EINVAL;
+
+	return ret ? ret : ctx_leave(ctx, ctx_set_batch(ctx, batch));
+}
+
 int rkaccel_ctx_set_core_mask(struct rkaccel_ctx *ctx, uint32_t mask)
 {
 	int ret;
 
-	if (!ctx || ctx->batch > 1 || (mask & ~ctx->sh->avail_mask))
+	if (!ctx)
 		return -EINVAL;
+	ret = ctx_enter(ctx);
+	if (ret)
+		return ret;
+	if (ctx->batch > 1 || (mask & ~ctx->sh->avail_mask))
+		return ctx_leave(ctx, -EINVAL);
 	ret = ctx_set_mask(ctx, mask);
 	if (!ret)
 		ctx->core_mask = mask;
-	return ret;
+	return ctx_leave(ctx, ret);
 }
 
 static int io_index(enum rkaccel_buffer which)
@@ -602,8 +634,8 @@ static int io_index(enum rkaccel_buffer which)
 	return which == RKACCEL_BUF_INPUT ? 0 : which == RKACCEL_BUF_OUTPUT ? 1 : -1;
 }
 
-int rkaccel_ctx_set_io_mem(struct rkaccel_ctx *ctx, enum rkaccel_buffer which,
-			   struct rkaccel_mem *mem, size_t offset)
+static int ctx_set_io_mem(struct rkaccel_ctx *ctx, enum rkaccel_buffer which,
+			  struct rkaccel_mem *mem, size_t offset)
 {
 	struct rkaccel_mem *old_mem;
 	size_t old_off;
@@ -627,6 +659,14 @@ int rkaccel_ctx_set_io_mem(struct rkaccel_ctx *ctx, enum rkaccel_buffer which,
 		ctx_rebuild_io(ctx);
 	}
 	return ret;
+}
+
+int rkaccel_ctx_set_io_mem(struct rkaccel_ctx *ctx, enum rkaccel_buffer which,
+			   struct rkaccel_mem *mem, size_t offset)
+{
+	int ret = ctx ? ctx_enter(ctx) : -EINVAL;
+
+	return ret ? ret : ctx_leave(ctx, ctx_set_io_mem(ctx, which, mem, offset));
 }
 
 void *rkaccel_ctx_io_ptr(const struct rkaccel_ctx *ctx, enum rkaccel_buffer which,
@@ -971,10 +1011,16 @@ static int run_batch(struct rkaccel_ctx *ctx, const void *in, void *out)
 int rkaccel_ctx_run(struct rkaccel_ctx *ctx, const void *in, size_t in_len, void *out,
 		    size_t out_len)
 {
-	if (!ctx || !in || !out || in_len != rkaccel_ctx_input_size(ctx) ||
-	    out_len != rkaccel_ctx_output_size(ctx))
+	int ret;
+
+	if (!ctx || !in || !out)
 		return -EINVAL;
-	return run_batch(ctx, in, out);
+	ret = ctx_enter(ctx);
+	if (ret)
+		return ret;
+	if (in_len != rkaccel_ctx_input_size(ctx) || out_len != rkaccel_ctx_output_size(ctx))
+		return ctx_leave(ctx, -EINVAL);
+	return ctx_leave(ctx, run_batch(ctx, in, out));
 }
 
 /* Native runs need a buffer per slice: bound memory or a context per slice. */
@@ -985,9 +1031,14 @@ static bool native_ok(const struct rkaccel_ctx *ctx)
 
 int rkaccel_ctx_run_native(struct rkaccel_ctx *ctx)
 {
-	if (!ctx || !native_ok(ctx))
+	int ret;
+
+	if (!ctx)
 		return -EINVAL;
-	return run_batch(ctx, NULL, NULL);
+	ret = ctx_enter(ctx);
+	if (ret)
+		return ret;
+	return ctx_leave(ctx, native_ok(ctx) ? run_batch(ctx, NULL, NULL) : -EINVAL);
 }
 
 /* A new sync_file fd merging @a and @b (both kept), or -errno. */
@@ -1009,14 +1060,16 @@ static int sync_file_status(int fd)
 }
 
 /*
- * One fence for the slices' fences @sfd[@n] (closed here). A merge drops
- * fences that already signalled, and with them their error: when one of
- * them failed, wait for the merge and return that fence instead, which
- * is then signalled with the error after every slice is done.
+ * One fence for the slices' fences @sfd[@n] (closed here), without ever
+ * waiting. A merge drops fences that have already signalled, and their
+ * errors with them; so after merging every slice's own fence is looked at,
+ * and when one has already failed its error is returned instead of a fence
+ * (the other slices' jobs still run). A slice that fails later is a
+ * pending member of the merged fence, whose error it then carries.
  */
 static int fences_join(int *sfd, uint32_t n)
 {
-	int merged = dup(sfd[0]), next;
+	int merged = dup(sfd[0]), next, st;
 	uint32_t i;
 
 	if (merged < 0)
@@ -1027,16 +1080,10 @@ static int fences_join(int *sfd, uint32_t n)
 		merged = next;
 	}
 	for (i = 0; merged >= 0 && i < n; i++) {
-		if (sync_file_status(sfd[i]) < 0) {
-			struct pollfd p = { .fd = merged, .events = POLLIN };
-
-			while (poll(&p, 1, -1) < 0 && errno == EINTR)
-				;
+		st = sync_file_status(sfd[i]);
+		if (st < 0) {
 			close(merged);
-			merged = dup(sfd[i]);
-			if (merged < 0)
-				merged = -errno;
-			break;
+			merged = st;
 		}
 	}
 	for (i = 0; i < n; i++)
@@ -1044,12 +1091,12 @@ static int fences_join(int *sfd, uint32_t n)
 	return merged;
 }
 
-int rkaccel_ctx_run_async(struct rkaccel_ctx *ctx, int in_fence_fd, int *out_fence_fd)
+static int ctx_run_async(struct rkaccel_ctx *ctx, int in_fence_fd, int *out_fence_fd)
 {
 	int sfd[RKACCEL_CTX_MAX_BATCH], merged, ret = 0;
 	uint32_t in_sync = 0, i, n = 0;
 
-	if (!ctx || !out_fence_fd || !native_ok(ctx) || in_fence_fd < -1)
+	if (!native_ok(ctx))
 		return -EINVAL;
 	if (in_fence_fd >= 0) {
 		if (drmSyncobjCreate(ctx->fd, 0, &in_sync))
@@ -1085,4 +1132,38 @@ int rkaccel_ctx_run_async(struct rkaccel_ctx *ctx, int in_fence_fd, int *out_fen
 		return merged;
 	*out_fence_fd = merged;
 	return 0;
+}
+
+int rkaccel_ctx_run_async(struct rkaccel_ctx *ctx, int in_fence_fd, int *out_fence_fd)
+{
+	int ret;
+
+	if (!ctx || !out_fence_fd || in_fence_fd < -1)
+		return -EINVAL;
+	ret = ctx_enter(ctx);
+	if (ret)
+		return ret;
+	return ctx_leave(ctx, ctx_run_async(ctx, in_fence_fd, out_fence_fd));
+}
+
+int rkaccel_ctx_wait(struct rkaccel_ctx *ctx, int64_t timeout_ns)
+{
+	uint32_t handles[CTX_MAX_COPIES + 1], i;
+	int64_t abs_ns;
+	int ret;
+
+	if (!ctx)
+		return -EINVAL;
+	ret = ctx_enter(ctx);
+	if (ret)
+		return ret;
+	for (i = 0; i <= ctx->ncopies; i++)
+		handles[i] = ctx_of(ctx, i)->syncobj;
+	abs_ns = timeout_ns < 0 || (uint64_t)timeout_ns > INT64_MAX - now_ns() ? INT64_MAX :
+		 (int64_t)(now_ns() + (uint64_t)timeout_ns);
+	/* Each syncobj holds its context's last job, which ends after the others. */
+	if (drmSyncobjWait(ctx->fd, handles, ctx->ncopies + 1, abs_ns,
+			   DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL, NULL))
+		ret = errno == ETIME || errno == ETIMEDOUT ? -ETIME : -errno;
+	return ctx_leave(ctx, ret);
 }

@@ -32,14 +32,20 @@ static int is_rkaccel(int fd)
 	return match;
 }
 
+/*
+ * Only a character device can be a DRM node: anything else is refused at
+ * once (O_NONBLOCK: a FIFO never waits for a peer), before any ioctl.
+ */
 static int open_path(const char *path, struct rkaccel_device **dev)
 {
 	struct rkaccel_device *d;
-	int fd = open(path, O_RDWR | O_CLOEXEC);
+	struct stat st;
+	int fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 
 	if (fd < 0)
 		return -errno;
-	if (!is_rkaccel(fd)) {
+	if (fstat(fd, &st) || !S_ISCHR(st.st_mode) ||
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) || !is_rkaccel(fd)) {
 		close(fd);
 		return -ENODEV;
 	}
@@ -98,6 +104,11 @@ int rkaccel_fd(const struct rkaccel_device *dev)
 const char *rkaccel_path(const struct rkaccel_device *dev)
 {
 	return dev->path;
+}
+
+uint32_t rkaccel_lib_version(void)
+{
+	return RKACCEL_LIB_VERSION;
 }
 
 const char *rkaccel_soc_name(uint32_t soc)

@@ -24,6 +24,25 @@ static inline uint32_t field(uint32_t mask, uint32_t val)
 /* Channels are padded to 32: the DPU writes whole kernel groups. */
 #define NATIVE_CHANNEL_ALIGN	32
 
+/*
+ * GEM handles (lib/handle.c): every holder of a handle of file @fd takes
+ * a reference; the handle is closed with the last. gem_ref_get() on a
+ * handle nobody holds yet closes it on -ENOMEM.
+ */
+int gem_ref_get(int fd, uint32_t handle);
+int gem_ref_import(int fd, int dmabuf_fd, uint32_t *handle);
+void gem_ref_put(int fd, uint32_t handle);
+
+/* A buffer the CPU and the NPU share (opaque in rkaccel.h). */
+struct rkaccel_mem {
+	void *virt;		/* CPU address of byte 0 */
+	size_t size;		/* usable bytes at virt (what was asked for) */
+	uint64_t npu_addr;	/* NPU address of byte 0 */
+	uint32_t handle;	/* GEM handle on dev_fd, a reference of gem_ref_get() */
+	int dev_fd;		/* rkaccel_fd() of its device */
+	size_t map_len;		/* bytes mapped at virt (page-rounded BO size) */
+};
+
 static inline size_t native_plane_bytes(uint32_t rows)
 {
 	return (size_t)ALIGN_UP(rows, NATIVE_ROW_ALIGN) * RKNPU_ATOM_BYTES;

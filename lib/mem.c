@@ -1,95 +1,22 @@
 // SPDX-License-Identifier: MIT
 /*
  * Zero-copy memory: BOs mapped for the CPU and the NPU, dma-buf export and
- * import. A file holds one GEM handle per BO however often it imports it,
- * so imports on the same handle share a reference count here.
+ * import. Handles are owned through lib/handle.c, as contexts' are, so an
+ * import that gets back a handle a mem or a context already holds shares it.
  */
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <stdbool.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <xf86drm.h>
 
-#include "rkaccel.h"
+#include "internal.h"
 #include "rkaccel_drm.h"
 
-/* One GEM handle of one file, shared by the mems on it. */
-struct mem_handle {
-	int fd;
-	uint32_t handle;
-	int refs;
-	struct mem_handle *next;
-};
-
-static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct mem_handle *handles;
-
-/* A reference to @handle of @fd, new or shared; NULL on -ENOMEM. */
-static struct mem_handle *handle_get(int fd, uint32_t handle)
-{
-	struct mem_handle *h;
-
-	pthread_mutex_lock(&handles_lock);
-	for (h = handles; h; h = h->next)
-		if (h->fd == fd && h->handle == handle)
-			break;
-	if (h) {
-		h->refs++;
-	} else {
-		h = calloc(1, sizeof(*h));
-		if (h) {
-			h->fd = fd;
-			h->handle = handle;
-			h->refs = 1;
-			h->next = handles;
-			handles = h;
-		}
-	}
-	pthread_mutex_unlock(&handles_lock);
-	return h;
-}
-
-/* Drop a reference; closes the GEM handle with the last one. */
-static void handle_put(struct mem_handle *h)
-{
-	struct mem_handle **pp;
-	struct drm_gem_close c = { .handle = h->handle };
-	bool last;
-
-	pthread_mutex_lock(&handles_lock);
-	last = --h->refs == 0;
-	if (last) {
-		for (pp = &handles; *pp != h; pp = &(*pp)->next)
-			;
-		*pp = h->next;
-	}
-	pthread_mutex_unlock(&handles_lock);
-	if (last) {
-		drmIoctl(h->fd, DRM_IOCTL_GEM_CLOSE, &c);
-		free(h);
-	}
-}
-
-/* Close a handle no mem refers to yet (it may be shared: count it first). */
-static void handle_drop(int fd, uint32_t handle)
-{
-	struct mem_handle *h = handle_get(fd, handle);
-	struct drm_gem_close c = { .handle = handle };
-
-	if (h)
-		handle_put(h);
-	else	/* no entry existed, so no mem holds it: close it here */
-		drmIoctl(fd, DRM_IOCTL_GEM_CLOSE, &c);
-}
-
-/* Map @handle's BO and wrap it as a mem; takes over the handle reference @h. */
-static int mem_wrap(int fd, struct mem_handle *h, uint64_t bo_size, uint64_t npu_addr,
+/* Map @handle's BO and wrap it as a mem; takes over the handle's reference. */
+static int mem_wrap(int fd, uint32_t handle, uint64_t bo_size, uint64_t npu_addr,
 		    uint64_t mmap_offset, size_t size, struct rkaccel_mem **out)
 {
 	struct rkaccel_mem *m = calloc(1, sizeof(*m));
@@ -99,23 +26,20 @@ static int mem_wrap(int fd, struct mem_handle *h, uint64_t bo_size, uint64_t npu
 	int ret;
 
 	if (!m) {
-		handle_put(h);
+		gem_ref_put(fd, handle);
 		return -ENOMEM;
 	}
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)mmap_offset);
 	if (p == MAP_FAILED) {
 		ret = -errno;
 		free(m);
-		handle_put(h);
+		gem_ref_put(fd, handle);
 		return ret;
 	}
-	m->virt = p;
-	m->size = size;
-	m->npu_addr = npu_addr;
-	m->handle = h->handle;
-	m->dev_fd = fd;
-	m->map_len = len;
-	m->priv = h;
+	*m = (struct rkaccel_mem){
+		.virt = p, .size = size, .npu_addr = npu_addr, .handle = handle,
+		.dev_fd = fd, .map_len = len,
+	};
 	*out = m;
 	return 0;
 }
@@ -123,52 +47,42 @@ static int mem_wrap(int fd, struct mem_handle *h, uint64_t bo_size, uint64_t npu
 int rkaccel_mem_alloc(struct rkaccel_device *dev, size_t size, struct rkaccel_mem **mem)
 {
 	struct drm_rkaccel_bo_create c = { .size = size };
-	struct mem_handle *h;
-	int fd;
+	int fd, ret;
 
 	if (!dev || !size || !mem)
 		return -EINVAL;
 	fd = rkaccel_fd(dev);
 	if (drmIoctl(fd, DRM_IOCTL_RKACCEL_BO_CREATE, &c))
 		return -errno;
-	h = handle_get(fd, c.handle);
-	if (!h) {
-		handle_drop(fd, c.handle);
-		return -ENOMEM;
-	}
-	return mem_wrap(fd, h, c.size, c.npu_addr, c.mmap_offset, size, mem);
+	ret = gem_ref_get(fd, c.handle);
+	if (ret)
+		return ret;
+	return mem_wrap(fd, c.handle, c.size, c.npu_addr, c.mmap_offset, size, mem);
 }
 
 int rkaccel_mem_from_fd(struct rkaccel_device *dev, int dmabuf_fd, size_t size,
 			struct rkaccel_mem **mem)
 {
 	struct drm_rkaccel_bo_info bi = { 0 };
-	struct mem_handle *h;
 	uint32_t handle;
-	int fd;
+	int fd, ret;
 
 	if (!dev || dmabuf_fd < 0 || !size || !mem)
 		return -EINVAL;
 	fd = rkaccel_fd(dev);
-	if (drmPrimeFDToHandle(fd, dmabuf_fd, &handle))
-		return -errno;
-	h = handle_get(fd, handle);
-	if (!h) {
-		handle_drop(fd, handle);
-		return -ENOMEM;
-	}
+	ret = gem_ref_import(fd, dmabuf_fd, &handle);
+	if (ret)
+		return ret;
 	bi.handle = handle;
-	if (drmIoctl(fd, DRM_IOCTL_RKACCEL_BO_INFO, &bi)) {
-		int ret = -errno;
-
-		handle_put(h);
+	if (drmIoctl(fd, DRM_IOCTL_RKACCEL_BO_INFO, &bi))
+		ret = -errno;
+	else if (size > bi.size || (bi.bo_flags & DRM_RKACCEL_BO_WEIGHT))
+		ret = -EINVAL;
+	if (ret) {
+		gem_ref_put(fd, handle);
 		return ret;
 	}
-	if (size > bi.size || (bi.bo_flags & DRM_RKACCEL_BO_WEIGHT)) {
-		handle_put(h);
-		return -EINVAL;
-	}
-	return mem_wrap(fd, h, bi.size, bi.npu_addr, bi.mmap_offset, size, mem);
+	return mem_wrap(fd, handle, bi.size, bi.npu_addr, bi.mmap_offset, size, mem);
 }
 
 int rkaccel_mem_export(struct rkaccel_mem *mem, int *dmabuf_fd)
@@ -185,6 +99,26 @@ void rkaccel_mem_free(struct rkaccel_mem *mem)
 	if (!mem)
 		return;
 	munmap(mem->virt, mem->map_len);
-	handle_put(mem->priv);
+	gem_ref_put(mem->dev_fd, mem->handle);
 	free(mem);
+}
+
+void *rkaccel_mem_ptr(const struct rkaccel_mem *mem)
+{
+	return mem ? mem->virt : NULL;
+}
+
+size_t rkaccel_mem_size(const struct rkaccel_mem *mem)
+{
+	return mem ? mem->size : 0;
+}
+
+uint64_t rkaccel_mem_npu_addr(const struct rkaccel_mem *mem)
+{
+	return mem ? mem->npu_addr : 0;
+}
+
+uint32_t rkaccel_mem_handle(const struct rkaccel_mem *mem)
+{
+	return mem ? mem->handle : 0;
 }

@@ -569,6 +569,24 @@ int rkaccel_model_parse(const void *buf, size_t len, struct rkaccel_model **mode
 
 /* --- load ---------------------------------------------------------------- */
 
+static const char *file_kind(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFDIR:
+		return "a directory";
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFCHR:
+		return "a character device";
+	case S_IFBLK:
+		return "a block device";
+	case S_IFSOCK:
+		return "a socket";
+	default:
+		return "not a file";
+	}
+}
+
 int rkaccel_model_load(const char *path, struct rkaccel_model **model,
 		       char *msg, size_t msg_len)
 {
@@ -581,7 +599,8 @@ int rkaccel_model_load(const char *path, struct rkaccel_model **model,
 		msg[0] = '\0';
 	if (!path || !model)
 		return bad(msg, msg_len, "invalid arguments");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO without a writer is refused below, not waited for. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		ret = -errno;
 		set_msg(msg, msg_len, "%s: %s", path, strerror(-ret));
@@ -594,7 +613,7 @@ int rkaccel_model_load(const char *path, struct rkaccel_model **model,
 		return ret;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		set_msg(msg, msg_len, "%s: not a regular file", path);
+		set_msg(msg, msg_len, "%s: not a regular file (%s)", path, file_kind(st.st_mode));
 		close(fd);
 		return -EINVAL;
 	}
@@ -630,6 +649,14 @@ int rkaccel_model_load(const char *path, struct rkaccel_model **model,
 	close(fd);
 	ret = rkaccel_model_parse(buf, done, model, msg, msg_len);
 	free(buf);
+	if (ret && msg && msg_len) {
+		/* every message of a load names the file first */
+		char *why = strdup(msg);
+
+		if (why)
+			set_msg(msg, msg_len, "%s: %s", path, why);
+		free(why);
+	}
 	return ret;
 }
 
@@ -709,9 +736,12 @@ int rkaccel_model_save(const struct rkaccel_model_desc *desc, const char *path)
 	ret = rkaccel_model_serialize(desc, &buf, &len);
 	if (ret)
 		return ret;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
+	/* A FIFO without a reader fails at once with ENXIO instead of blocking. */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0644);
+	if (fd < 0 || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
 		ret = -errno;
+		if (fd >= 0)
+			close(fd);
 		free(buf);
 		return ret;
 	}

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Host-side checks, one TAP line each: checkpatch --strict, kernel-doc, sparse
 # and W=1 builds for both arches, device-tree bindings and overlays, the
-# install file list and a DKMS-style arm64 build. Writes "passed failed
+# install file list and a DKMS-style arm64 build, the man pages, and the
+# userspace that needs no device (tools' command lines, model files) run on
+# the host. Writes "passed failed
 # skipped" to build/logs/host.result.
 set -uo pipefail
 
@@ -66,8 +68,14 @@ check dt_bindings scripts/check-dt.sh bindings
 check dt_examples scripts/check-dt.sh examples
 check dt_overlays scripts/check-dt.sh overlays
 check install_files scripts/check-install.sh files
+check lib_shared_symbols scripts/check-install.sh shared
 check dkms_build_arm64 scripts/check-install.sh dkms
 check man_pages manlint Documentation/man/*.[0-9]
+# Userspace that needs no device, built for this host by make all.
+host_arch=amd64
+[ "$(uname -m)" = aarch64 ] && host_arch=arm64
+check tools_cli scripts/test-tools.sh "$build/$host_arch/bin"
+check model_file "$build/$host_arch/selftests/model_test"
 echo "1..$n"
 echo "$pass $fail 0" > "$logs/host.result"
 [ "$fail" -eq 0 ]

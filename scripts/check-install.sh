@@ -5,12 +5,19 @@
 #                             DESTDIR with PREFIX=/usr, compare the file list
 #   check-install.sh dkms     build the installed DKMS source tree the way
 #                             dkms.conf does, against the arm64 headers
+#   check-install.sh shared   the installed librkaccel.so: soname, links, the
+#                             exported symbols exactly rkaccel.h's functions
+#                             (and the version script's), versioned; a program
+#                             built with pkg-config runs on it
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$top/build}
 kver=$(cat "$build/kernel-pkgs/.version")
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
+lib_version=$(for f in MAJOR MINOR PATCH; do
+	sed -n "s/^#define RKACCEL_LIB_VERSION_$f[[:space:]]*//p" "$top/lib/include/rkaccel.h"
+done | paste -sd.)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -33,6 +40,7 @@ expected() {
 	echo usr/include/drm/rkaccel_drm.h
 	echo usr/include/rkaccel.h
 	echo usr/lib/librkaccel.a
+	echo "usr/lib/librkaccel.so.$lib_version"
 	echo usr/lib/pkgconfig/rkaccel.pc
 	(cd "$top" && ls dkms.conf kernel/Makefile kernel/Kbuild kernel/*.[ch] uapi/drm/*.h) |
 		sed "s|^|usr/src/rkaccel-$version/|"
@@ -52,8 +60,11 @@ files() {
 	install_all
 	diff -u <(expected | sort) <(cd "$tmp" && find . -type f | sed 's|^\./||' | sort)
 	grep -qx 'prefix=/usr' "$tmp/usr/lib/pkgconfig/rkaccel.pc"
-	grep -qx "Version: $version" "$tmp/usr/lib/pkgconfig/rkaccel.pc"
-	echo "$(expected | wc -l) files installed as expected"
+	grep -qx "Version: $lib_version" "$tmp/usr/lib/pkgconfig/rkaccel.pc"
+	[ "$(readlink "$tmp/usr/lib/librkaccel.so.${lib_version%%.*}")" = \
+	  "librkaccel.so.$lib_version" ]
+	[ "$(readlink "$tmp/usr/lib/librkaccel.so")" = "librkaccel.so.${lib_version%%.*}" ]
+	echo "$(expected | wc -l) files installed as expected, and the library's links"
 }
 
 # What dkms runs: MAKE[0] of dkms.conf, in the installed source tree.
@@ -69,7 +80,70 @@ dkms() {
 	echo "built $(modinfo -F vermagic "$src/kernel/rkaccel.ko")"
 }
 
+# The functions rkaccel.h declares (a prototype starts in column 0).
+header_syms() {
+	grep -oE '^[a-z][a-z0-9_ *]*[ *]rkaccel_[a-z0-9_]+\(' "$top/lib/include/rkaccel.h" |
+		sed -E 's/.*[ *](rkaccel_[a-z0-9_]+)\($/\1/' | sort
+}
+
+shared() {
+	local lib=$tmp/usr/lib major=${lib_version%%.*} so bad
+	so=$lib/librkaccel.so.$lib_version
+	DESTDIR=$tmp PREFIX=/usr "$top/scripts/install.sh" user amd64
+	readelf -d "$so" | grep -q "(SONAME).*\[librkaccel.so.$major\]" ||
+		{ echo "no soname librkaccel.so.$major"; return 1; }
+	readelf -d "$so" | grep -q "(NEEDED).*\[libdrm.so.2\]" ||
+		{ echo "libdrm.so.2 not needed"; return 1; }
+	header_syms > "$tmp/header"
+	sed -n 's/^[[:space:]]*\(rkaccel_[a-z0-9_]*\);$/\1/p' "$top/lib/librkaccel.map" |
+		sort > "$tmp/map"
+	nm -D --defined-only "$so" | awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' |
+		sort > "$tmp/exported"
+	diff -u --label rkaccel.h --label librkaccel.map "$tmp/header" "$tmp/map" || return 1
+	diff -u --label rkaccel.h --label exported "$tmp/header" "$tmp/exported" || return 1
+	bad=$(nm -D --defined-only "$so" | awk '$2 != "A" && $3 !~ /@@LIBRKACCEL_1\.[0-9]+$/')
+	[ -z "$bad" ] || { echo "unversioned: $bad"; return 1; }
+
+	cat > "$tmp/v.c" <<-'EOF'
+	#include <stdio.h>
+	#include <stdlib.h>
+	#include <rkaccel.h>
+
+	int main(void)
+	{
+		static const uint32_t f[] = { 8, 4 };
+		struct rkaccel_model *m, *back;
+		uint32_t v = rkaccel_lib_version();
+		char msg[128];
+		size_t len;
+		void *buf;
+
+		if (v != RKACCEL_LIB_VERSION)
+			return 1;
+		if (rkaccel_model_random(7, 2, 1, f, 0, &m) ||
+		    rkaccel_model_serialize(rkaccel_model_desc(m), &buf, &len) ||
+		    rkaccel_model_parse(buf, len, &back, msg, sizeof(msg)))
+			return 1;
+		printf("%u.%u.%u\n", v >> 16, (v >> 8) & 0xff, v & 0xff);
+		free(buf);
+		rkaccel_model_free(back);
+		rkaccel_model_free(m);
+		return 0;
+	}
+	EOF
+	export PKG_CONFIG_SYSROOT_DIR=$tmp PKG_CONFIG_PATH=$lib/pkgconfig
+	# shellcheck disable=SC2046
+	gcc -std=c11 -Wall -Werror -o "$tmp/v" "$tmp/v.c" $(pkg-config --cflags --libs rkaccel)
+	readelf -d "$tmp/v" | grep -q "(NEEDED).*\[librkaccel.so.$major\]" ||
+		{ echo "the program does not link librkaccel.so.$major"; return 1; }
+	[ "$(LD_LIBRARY_PATH=$lib "$tmp/v")" = "$lib_version" ] ||
+		{ echo "the program did not run on librkaccel $lib_version"; return 1; }
+	echo "librkaccel.so.$lib_version: soname librkaccel.so.$major," \
+		"$(wc -l < "$tmp/exported") symbols exported, all of rkaccel.h, all versioned;" \
+		"a pkg-config build runs on it"
+}
+
 case "${1:-}" in
-files | dkms) "$1" ;;
-*) echo "usage: $0 files|dkms" >&2; exit 2 ;;
+files | dkms | shared) "$1" ;;
+*) echo "usage: $0 files|dkms|shared" >&2; exit 2 ;;
 esac

@@ -34,7 +34,9 @@ if [ "${CHECK_DEBUG:-1}" != 0 ]; then
 	for run in "${debug_runs[@]}"; do
 		set -- $run
 		RKACCEL_KERNEL=debug "$scripts/qemu-run.sh" "$1" "$2" "$dlist" suite || rc=1
-		expect=$((expect + 1))
+		# and the checkers of that kernel are live: deliberate bugs get reported
+		"$scripts/check-canary.sh" "$1" "$2" || rc=1
+		expect=$((expect + 2))
 	done
 fi
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Install what make built for ARCH, honouring DESTDIR and PREFIX:
-#   install.sh user ARCH      library, headers, pkg-config file, tools
+#   install.sh user ARCH      libraries (static, and shared when built), headers,
+#                             pkg-config file, tools, man pages
 #   install.sh module ARCH    rkaccel.ko under /lib/modules/<kver>/updates
 #   install.sh dkms           the module source under /usr/src for DKMS
 set -euo pipefail
@@ -11,6 +12,10 @@ build=${BUILD:-$top/build}
 destdir=${DESTDIR:-}
 prefix=${PREFIX:-/usr/local}
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
+# The library's own version, from rkaccel.h: MAJOR.MINOR.PATCH.
+lib_version=$(for f in MAJOR MINOR PATCH; do
+	sed -n "s/^#define RKACCEL_LIB_VERSION_$f[[:space:]]*//p" "$top/lib/include/rkaccel.h"
+done | paste -sd.)
 
 pc_file() {
 	cat <<-EOF
@@ -20,7 +25,7 @@ pc_file() {
 
 	Name: rkaccel
 	Description: Library for the rkaccel NPU driver (Rockchip RK3588/RK3576)
-	Version: $version
+	Version: $lib_version
 	Requires.private: libdrm
 	Libs: -L\${libdir} -lrkaccel
 	Libs.private: -lpthread -lm
@@ -31,6 +36,12 @@ pc_file() {
 user() {
 	local out=$build/$1 d=$destdir$prefix t
 	install -D -m 0644 "$out/lib/librkaccel.a" "$d/lib/librkaccel.a"
+	# librkaccel.so.X.Y.Z, the soname link librkaccel.so.X and the link for -lrkaccel
+	if [ -f "$out/lib/librkaccel.so.$lib_version" ]; then
+		install -m 0755 "$out/lib/librkaccel.so.$lib_version" "$d/lib/"
+		ln -sf "librkaccel.so.$lib_version" "$d/lib/librkaccel.so.${lib_version%%.*}"
+		ln -sf "librkaccel.so.${lib_version%%.*}" "$d/lib/librkaccel.so"
+	fi
 	install -D -m 0644 "$top/lib/include/rkaccel.h" "$d/include/rkaccel.h"
 	install -D -m 0644 "$top/uapi/drm/rkaccel_drm.h" "$d/include/drm/rkaccel_drm.h"
 	mkdir -p "$d/lib/pkgconfig"

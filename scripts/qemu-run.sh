@@ -11,6 +11,7 @@
 # RKACCEL_KERNEL=debug boots the debug kernel of scripts/debug-kernel.sh
 # (KASAN, lockdep, kmemleak, fault injection, ...) with rkaccel.ko built
 # against it, instead of Debian's; its logs are named ARCH-SOC-NAME-debug.
+# RKACCEL_EXTRA_MODULES="a.ko b.ko" puts more modules in /modules/.
 # Writes build/logs/ARCH-SOC-NAME.{log,result}; the result holds
 # "passed failed skipped". Exits 0 only when every check passed.
 set -euo pipefail
@@ -101,6 +102,8 @@ make_initramfs() {
 		echo "${base%.xz}" >> "$work/modules/order"
 	done
 	cp "$module" "$work/modules/"
+	# More modules for the list to load by hand (check.sh's canaries).
+	[ -z "${RKACCEL_EXTRA_MODULES:-}" ] || cp $RKACCEL_EXTRA_MODULES "$work/modules/"
 	cp "$out"/bin/* "$out"/selftests/* "$work/bin/" 2>/dev/null || true
 	cp "$list" "$work/tests/list"
 	(cd "$work" && mknod -m 600 dev/console c 5 1 &&

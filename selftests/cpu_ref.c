@@ -10,10 +10,12 @@
  */
 
 #include "conv_run.h"
+#include "args.h"
 
 static void *read_file(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
+	const char *why;
+	FILE *f = arg_fopen_in(path, &why);	/* a regular file, never waiting on a FIFO */
 	void *buf = NULL;
 	long n;
 
@@ -37,6 +39,7 @@ int main(int argc, char **argv)
 	struct rkaccel_model *model;
 	size_t in_len = 0, in_one, out_one, b, batch;
 	char msg[256] = "";
+	const char *why;
 	int8_t *in;
 	uint8_t *out;
 	FILE *f;
@@ -46,7 +49,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (rkaccel_model_load(argv[1], &model, msg, sizeof(msg))) {
-		fprintf(stderr, "cpu_ref: %s: %s\n", argv[1], msg);
+		fprintf(stderr, "cpu_ref: %s\n", *msg ? msg : argv[1]);
 		return 1;
 	}
 	d = rkaccel_model_desc(model);
@@ -66,7 +69,7 @@ int main(int argc, char **argv)
 	for (b = 0; b < batch; b++)
 		if (ref_model(d, in + b * in_one, out + b * out_one))
 			return 1;
-	f = fopen(argv[3], "wb");
+	f = arg_fopen_out(argv[3], &why);
 	if (!f || fwrite(out, 1, batch * out_one, f) != batch * out_one || fclose(f)) {
 		fprintf(stderr, "cpu_ref: %s: cannot write\n", argv[3]);
 		return 1;

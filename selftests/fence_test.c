@@ -39,8 +39,14 @@ FIXTURE_SETUP(fence)
 	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 250000));
 }
 
+#define SIM_HOST_DELAY_PATH	"/sys/module/rkaccel/parameters/sim_host_delay_us"
+#define MAX_JOB_MS_PATH		"/sys/module/rkaccel/parameters/max_job_ms"
+#define MAX_JOB_MS_DEFAULT	30000
+
 FIXTURE_TEARDOWN(fence)
 {
+	rkt_param_write_u64(MAX_JOB_MS_PATH, MAX_JOB_MS_DEFAULT);
+	rkt_param_write_u64(SIM_HOST_DELAY_PATH, 0);
 	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, self->sim_ns ? self->sim_ns : 10000);
 	rkaccel_close(self->dev);
 }
@@ -125,6 +131,53 @@ TEST_F(fence, out_sync_pending_while_running)
 	EXPECT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(10000)));
 	EXPECT_LE(200 * RKT_NSEC_PER_MSEC, rkt_now_ns() - t0);
 	EXPECT_EQ(1, status_of(self->fd, out));
+}
+
+TEST_F(fence, slow_host_is_not_a_hang)
+{
+	/*
+	 * The host takes 2 ms to execute each of 400 tasks (0.8 s, past the
+	 * 500 ms timeout) of a chain modelled at 100 ms: the task counter
+	 * moves while it executes, so the timeout sees progress, not a hang
+	 * (found by the debug kernel, whose slowness did the same).
+	 */
+	struct drm_rkaccel_task t = slot_job(self, 0, 400, 0, NULL);
+	uint32_t ctx = new_ctx(self, 0), out = new_syncobj(self->fd);
+	struct drm_rkaccel_ctx_query cq;
+
+	ASSERT_EQ(0, rkt_param_write_u64(SIM_HOST_DELAY_PATH, 2000));
+	ASSERT_EQ(0, sub1(self, ctx, &t, NULL, 0, out, 0));
+	EXPECT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(10000)));
+	EXPECT_EQ(1, status_of(self->fd, out)) TH_LOG("a slow host was taken for a hung core");
+	ASSERT_EQ(0, rkt_ctx_query(self->fd, ctx, &cq));
+	EXPECT_EQ(0, cq.reset_count);
+}
+
+TEST_F(fence, progressing_job_capped_by_max_job_ms)
+{
+	/*
+	 * The same slow host, for 2000 tasks (4 s): the job keeps moving, but
+	 * max_job_ms = 1000 caps the time it may hold the core, so it ends
+	 * cancelled after 1-1.5 s and marks its context, instead of running on.
+	 */
+	struct drm_rkaccel_task t = slot_job(self, 0, 2000, 0, NULL);
+	uint32_t ctx = new_ctx(self, 0), out = new_syncobj(self->fd);
+	struct drm_rkaccel_ctx_query cq;
+	uint64_t t0, dt;
+
+	ASSERT_EQ(0, rkt_param_write_u64(MAX_JOB_MS_PATH, 1000));
+	ASSERT_EQ(0, rkt_param_write_u64(SIM_HOST_DELAY_PATH, 2000));
+	t0 = rkt_now_ns();
+	ASSERT_EQ(0, sub1(self, ctx, &t, NULL, 0, out, 0));
+	ASSERT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(20000)));
+	dt = rkt_now_ns() - t0;
+	EXPECT_EQ(-ECANCELED, status_of(self->fd, out)) TH_LOG("the cap did not end the job");
+	EXPECT_LE(1000 * RKT_NSEC_PER_MSEC, dt);
+	EXPECT_GT(3500 * RKT_NSEC_PER_MSEC, dt) TH_LOG("ended after %llu ms",
+						       (unsigned long long)dt / 1000000);
+	ASSERT_EQ(0, rkt_ctx_query(self->fd, ctx, &cq));
+	EXPECT_EQ(1, cq.reset_count);
+	EXPECT_EQ(DRM_RKACCEL_CTX_GUILTY, cq.state);
 }
 
 TEST_F(fence, out_sync_replaced_by_next_job)
@@ -237,6 +290,30 @@ TEST_F(fence, in_sync_timeline_point)
 	EXPECT_EQ(-ETIME, rkt_syncobj_poll(self->fd, b_out)) TH_LOG("B ran before point 3");
 	ASSERT_EQ(0, rkt_syncobj_wait(self->fd, b_out, rkt_deadline_ms(10000)));
 	EXPECT_EQ(0, drmSyncobjTimelineWait(self->fd, &tl, &point, 1, 0, 0, NULL));
+	drmSyncobjDestroy(self->fd, tl);
+}
+
+TEST_F(fence, in_sync_point_above_32_bits)
+{
+	/* in- and out-sync points are both 64 bits: B waits for A's 2^34 + 3 */
+	struct drm_rkaccel_task a_t = slot_job(self, 0, 2000, 0, NULL);
+	struct drm_rkaccel_task b_t = slot_job(self, 1, 5, 0, NULL);
+	uint32_t a = new_ctx(self, 1), b = new_ctx(self, other_core(self));
+	uint64_t point = (1ull << 34) + 3;
+	struct drm_rkaccel_sync in = { .point = point };
+	uint32_t tl, b_out = new_syncobj(self->fd);
+
+	ASSERT_EQ(0, drmSyncobjCreate(self->fd, 0, &tl));
+	in.handle = tl;
+	ASSERT_EQ(0, sub1(self, a, &a_t, NULL, 0, tl, point));
+	ASSERT_EQ(0, sub1(self, b, &b_t, &in, 1, b_out, 0))
+		TH_LOG("an in-sync point past 2^32 was refused");
+	usleep(50000);
+	ASSERT_EQ(-ETIME, drmSyncobjTimelineWait(self->fd, &tl, &point, 1, 0, 0, NULL))
+		TH_LOG("A ended too soon to tell");
+	EXPECT_EQ(-ETIME, rkt_syncobj_poll(self->fd, b_out)) TH_LOG("B ran before its point");
+	ASSERT_EQ(0, rkt_syncobj_wait(self->fd, b_out, rkt_deadline_ms(10000)));
+	EXPECT_EQ(1, status_of(self->fd, b_out));
 	drmSyncobjDestroy(self->fd, tl);
 }
 

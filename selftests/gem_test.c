@@ -1001,6 +1001,37 @@ TEST_F(gem, fdinfo_weights_region)
 	close(fd2);
 }
 
+TEST_F(gem, fdinfo_shared_regions_agree)
+{
+	/* a file holding one weight BO: "memory" and "weights" say the same */
+	uint64_t mem, wts;
+	struct rkt_bo wt;
+	int fd = rkt_open_fd(), fd2 = rkt_open_fd(), dfd;
+	uint32_t h;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, make_sealed_weight(fd, 3 * 4096, 5, &wt));
+	ASSERT_EQ(0, rkt_fdinfo_u64(fd, "drm-shared-memory", &mem));
+	ASSERT_EQ(0, rkt_fdinfo_u64(fd, "drm-shared-weights", &wts));
+	EXPECT_EQ(0, mem);
+	EXPECT_EQ(0, wts);
+	/* exported, not yet imported: DRM counts a dma-buf as shared */
+	ASSERT_EQ(0, drmPrimeHandleToFD(fd, wt.handle, DRM_CLOEXEC, &dfd));
+	ASSERT_EQ(0, rkt_fdinfo_u64(fd, "drm-shared-memory", &mem));
+	ASSERT_EQ(0, rkt_fdinfo_u64(fd, "drm-shared-weights", &wts));
+	EXPECT_EQ(3 * 4096, mem);
+	EXPECT_EQ(mem, wts) TH_LOG("the weights region disagrees with drm-shared-memory");
+	ASSERT_EQ(0, drmPrimeFDToHandle(fd2, dfd, &h));
+	ASSERT_EQ(0, rkt_fdinfo_u64(fd2, "drm-shared-memory", &mem));
+	ASSERT_EQ(0, rkt_fdinfo_u64(fd2, "drm-shared-weights", &wts));
+	EXPECT_EQ(mem, wts);
+	close(dfd);
+	close(fd2);
+	rkt_bo_free(fd, &wt);
+	close(fd);
+}
+
 /* --- BO_WAIT on idle BOs (busy BOs: submit_test) ------------------------- */
 
 TEST_F(gem, wait_bad_handle)

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -433,6 +435,61 @@ TEST(load_missing)
 	EXPECT_EQ(-ENOENT, rkaccel_model_load("/nonexistent", &m, NULL, 0));
 	EXPECT_EQ(-EINVAL, rkaccel_model_parse(NULL, 0, &m, msg, 1));
 	EXPECT_EQ(0, msg[0]);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * A FIFO with no writer (or reader) is refused at once: open(2) without
+ * O_NONBLOCK would wait for a peer forever. The alarm ends a test that
+ * blocks (SIGALRM kills it and the harness reports the failure).
+ */
+TEST(fifo_refused_at_once)
+{
+	static const uint32_t f[] = { 4, 4 };
+	char dir[] = "/tmp/model_test.XXXXXX", path[64], msg[256] = "";
+	struct rkaccel_model *m = NULL, *g;
+	double t0;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	ASSERT_EQ(0, mkfifo(path, 0600));
+	ASSERT_EQ(0, rkaccel_model_random(1, 1, 1, f, 0, &g));
+	alarm(10);
+	t0 = now_s();
+	EXPECT_EQ(-EINVAL, rkaccel_model_load(path, &m, msg, sizeof(msg)));
+	EXPECT_NE(NULL, strstr(msg, "not a regular file (a FIFO)")) TH_LOG("%s", msg);
+	EXPECT_EQ(0, strncmp(msg, path, strlen(path))) TH_LOG("%s", msg);
+	EXPECT_EQ(NULL, m);
+	EXPECT_EQ(-ENXIO, rkaccel_model_save(rkaccel_model_desc(g), path));
+	EXPECT_GT(2.0, now_s() - t0);
+	alarm(0);
+	unlink(path);
+	rmdir(dir);
+	rkaccel_model_free(g);
+}
+
+/* Every message of rkaccel_model_load() starts with the path, parse errors too. */
+TEST(load_message_names_file)
+{
+	char path[] = "/tmp/model_test.XXXXXX", msg[256] = "";
+	struct rkaccel_model *m = NULL;
+	int fd;
+
+	fd = mkstemp(path);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(8, write(fd, "garbage\n", 8));
+	close(fd);
+	EXPECT_EQ(-EINVAL, rkaccel_model_load(path, &m, msg, sizeof(msg)));
+	EXPECT_EQ(0, strncmp(msg, path, strlen(path))) TH_LOG("%s", msg);
+	EXPECT_NE(NULL, strstr(msg, "shorter than")) TH_LOG("%s", msg);
+	unlink(path);
 }
 
 TEST(save_bad_path)

@@ -385,6 +385,42 @@ TEST_F(sub, task_stride)
 	EXPECT_NO_JOB(self);
 }
 
+/* Newer userspace: longer elements whose tail past today's struct is zero. */
+TEST_F(sub, larger_strides_with_zero_tail)
+{
+	struct { struct drm_rkaccel_task t; uint8_t tail[16]; } tasks[2];
+	struct { struct drm_rkaccel_submit_bo b; uint8_t tail[8]; } bos[1];
+	struct { struct drm_rkaccel_sync y; uint8_t tail[24]; } in[1];
+	struct drm_rkaccel_submit s;
+	uint32_t so;
+
+	ASSERT_EQ(0, drmSyncobjCreate(self->fd, DRM_SYNCOBJ_CREATE_SIGNALED, &so));
+	memset(tasks, 0, sizeof(tasks));
+	memset(bos, 0, sizeof(bos));
+	memset(in, 0, sizeof(in));
+	tasks[0].t = self->task;
+	tasks[1].t = self->task;
+	bos[0].b = self->bo;
+	in[0].y.handle = so;
+	rkt_submit_init(&s, self->ctx, &tasks[0].t, 2, &bos[0].b, 1, &in[0].y, 1, self->out, 0);
+	s.task_stride = sizeof(tasks[0]);
+	s.bo_stride = sizeof(bos[0]);
+	s.sync_stride = sizeof(in[0]);
+	ASSERT_EQ(0, rkt_submit_args(self->fd, &s));
+	EXPECT_EQ(0, wait_ok(self->fd, self->out, 5000));
+
+	/* one non-zero byte past the struct in the last element is refused */
+	tasks[1].tail[15] = 1;
+	EXPECT_EQ(-EINVAL, rkt_submit_args(self->fd, &s));
+	tasks[1].tail[15] = 0;
+	bos[0].tail[0] = 1;
+	EXPECT_EQ(-EINVAL, rkt_submit_args(self->fd, &s));
+	bos[0].tail[0] = 0;
+	in[0].tail[23] = 1;
+	EXPECT_EQ(-EINVAL, rkt_submit_args(self->fd, &s));
+	drmSyncobjDestroy(self->fd, so);
+}
+
 TEST_F(sub, bo_count_zero)
 {
 	struct drm_rkaccel_submit s;

@@ -8,6 +8,7 @@
  */
 
 #include <poll.h>
+#include <time.h>
 
 #include "kselftest_harness.h"
 #include "conv_run.h"
@@ -148,15 +149,15 @@ TEST_F(zc, zero_copy_pointer_identity_bit_exact)
 						    IN_OFF));
 		ASSERT_EQ(0, rkaccel_ctx_set_io_mem(self->ca, RKACCEL_BUF_OUTPUT, self->m[1], 0));
 		for (i = 0; i < b; i++) {
-			EXPECT_EQ((uint8_t *)self->m[0]->virt + IN_OFF + i * ni,
+			EXPECT_EQ((uint8_t *)rkaccel_mem_ptr(self->m[0]) + IN_OFF + i * ni,
 				  rkaccel_ctx_io_ptr(self->ca, RKACCEL_BUF_INPUT, i));
-			EXPECT_EQ((uint8_t *)self->m[1]->virt + i * no,
+			EXPECT_EQ((uint8_t *)rkaccel_mem_ptr(self->m[1]) + i * no,
 				  rkaccel_ctx_io_ptr(self->ca, RKACCEL_BUF_OUTPUT, i));
 		}
 		EXPECT_EQ(NULL, rkaccel_ctx_io_ptr(self->ca, RKACCEL_BUF_INPUT, b));
 		/* The input is written into the user's memory only. */
 		ASSERT_EQ(0, fill_native_input(self->ca, b, 64, self->in, 100 + b));
-		memset(self->m[1]->virt, 0x5a, b * no);
+		memset(rkaccel_mem_ptr(self->m[1]), 0x5a, b * no);
 		ASSERT_EQ(0, ref_batch(self->a, b, self->in, self->exp));
 		ASSERT_EQ(0, rkaccel_ctx_run_native(self->ca));
 		EXPECT_EQ(0, check_native_output(self->ca, b, 32, self->exp, self->tmp))
@@ -168,7 +169,7 @@ TEST_F(zc, zero_copy_pointer_identity_bit_exact)
 		/* The converting run goes through the same memory. */
 		rowmajor = malloc(b * ROWS * 32);
 		ASSERT_NE(NULL, rowmajor);
-		memset(self->m[1]->virt, 0, b * no);
+		memset(rkaccel_mem_ptr(self->m[1]), 0, b * no);
 		EXPECT_EQ(0, rkaccel_ctx_run(self->ca, self->in, b * ROWS * 64, rowmajor,
 					     b * ROWS * 32));
 		EXPECT_EQ(0, memcmp(rowmajor, self->exp, b * ROWS * 32));
@@ -198,13 +199,13 @@ TEST_F(zc, dmabuf_export_import)
 	ASSERT_EQ(0, rkaccel_mem_from_fd(dev2, fd, ni, &other));
 	ASSERT_EQ(0, rkaccel_mem_from_fd(self->dev, fd, ni, &same));
 	close(fd);
-	EXPECT_EQ(self->m[0]->handle, same->handle);
-	EXPECT_EQ(self->m[0]->npu_addr, same->npu_addr);
-	EXPECT_EQ(ni, other->size);
+	EXPECT_EQ(rkaccel_mem_handle(self->m[0]), rkaccel_mem_handle(same));
+	EXPECT_EQ(rkaccel_mem_npu_addr(self->m[0]), rkaccel_mem_npu_addr(same));
+	EXPECT_EQ(ni, rkaccel_mem_size(other));
 	/* One BO, three CPU views. */
-	memset(self->m[0]->virt, 0x33, ni);
-	EXPECT_EQ(0x33, ((uint8_t *)other->virt)[ni - 1]);
-	EXPECT_EQ(0x33, ((uint8_t *)same->virt)[0]);
+	memset(rkaccel_mem_ptr(self->m[0]), 0x33, ni);
+	EXPECT_EQ(0x33, ((uint8_t *)rkaccel_mem_ptr(other))[ni - 1]);
+	EXPECT_EQ(0x33, ((uint8_t *)rkaccel_mem_ptr(same))[0]);
 
 	/* dev2's import feeds a context on dev2; dev's mem is refused there. */
 	ASSERT_EQ(0, rkaccel_ctx_create(dev2, self->a, 0, &self->cb));
@@ -213,7 +214,7 @@ TEST_F(zc, dmabuf_export_import)
 	ASSERT_EQ(0, rkaccel_mem_alloc(dev2, no, &self->m[1]));
 	ASSERT_EQ(0, rkaccel_ctx_set_io_mem(self->cb, RKACCEL_BUF_OUTPUT, self->m[1], 0));
 	rkt_fill_i8(self->in, ROWS * 64, 31);
-	ASSERT_EQ(0, rkaccel_to_native(self->in, ROWS, 64, self->m[0]->virt, ni));
+	ASSERT_EQ(0, rkaccel_to_native(self->in, ROWS, 64, rkaccel_mem_ptr(self->m[0]), ni));
 	ASSERT_EQ(0, rkaccel_ctx_run_native(self->cb));
 	ASSERT_EQ(0, ref_batch(self->a, 1, self->in, self->exp));
 	EXPECT_EQ(0, check_native_output(self->cb, 1, 32, self->exp, self->tmp));
@@ -223,8 +224,8 @@ TEST_F(zc, dmabuf_export_import)
 	{
 		struct drm_rkaccel_bo_info bi;
 
-		EXPECT_EQ(0, rkt_bo_info(rkaccel_fd(self->dev), self->m[0]->handle, &bi));
-		EXPECT_EQ(self->in[0], ((int8_t *)self->m[0]->virt)[0]);
+		EXPECT_EQ(0, rkt_bo_info(rkaccel_fd(self->dev), rkaccel_mem_handle(self->m[0]), &bi));
+		EXPECT_EQ(self->in[0], ((int8_t *)rkaccel_mem_ptr(self->m[0]))[0]);
 	}
 	rkaccel_ctx_destroy(self->cb);
 	self->cb = NULL;
@@ -268,7 +269,7 @@ TEST_F(zc, async_chain_two_models)
 	EXPECT_EQ(rkaccel_ctx_io_ptr(self->ca, RKACCEL_BUF_OUTPUT, 2),
 		  rkaccel_ctx_io_ptr(self->cb, RKACCEL_BUF_INPUT, 2));
 	ASSERT_EQ(0, fill_native_input(self->ca, b, 64, self->in, 9));
-	memset(self->m[2]->virt, 0x5a, b * nat(16, 1));
+	memset(rkaccel_mem_ptr(self->m[2]), 0x5a, b * nat(16, 1));
 	ASSERT_EQ(0, ref_batch(self->a, b, self->in, mid));
 	ASSERT_EQ(0, ref_batch(self->b, b, mid, self->exp));
 	/* Slow tasks, so that B would overtake A without the fence. */
@@ -359,7 +360,7 @@ static int break_regcmd(struct rkaccel_ctx *ctx, int fd)
 
 TEST_F(zc, async_fence_carries_error)
 {
-	int f, attempt;
+	int f, attempt, ret;
 
 	/* Batch 2 without bound memory: one slice per context, own buffers. */
 	ASSERT_EQ(0, rkaccel_ctx_create(self->dev, self->a, 0, &self->ca));
@@ -367,16 +368,135 @@ TEST_F(zc, async_fence_carries_error)
 	ASSERT_EQ(1, rkaccel_ctx_copies(self->ca));
 	ASSERT_EQ(0, rkaccel_ctx_run_native(self->ca));
 	ASSERT_EQ(0, break_regcmd(self->ca, rkaccel_fd(self->dev)));
-	/* Slice 0 faults, slice 1 does not; slow tasks or none, either way. */
+	/*
+	 * Slice 0 faults, slice 1 does not; slow tasks or none, either way.
+	 * A fault seen already at the call is its error (no fence), a later
+	 * one the fence's.
+	 */
 	for (attempt = 0; attempt < 2; attempt++) {
 		ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, attempt ? 2000000 : 10000));
-		ASSERT_EQ(0, rkaccel_ctx_run_async(self->ca, -1, &f));
-		EXPECT_EQ(1, poll_fd(f, 20000));
-		EXPECT_GT(0, fence_status(f)) TH_LOG("attempt %d: status %d", attempt,
-						     fence_status(f));
-		close(f);
+		f = -1;
+		ret = rkaccel_ctx_run_async(self->ca, -1, &f);
+		if (ret) {
+			EXPECT_GT(0, ret);
+			EXPECT_EQ(-1, f);
+		} else {
+			EXPECT_EQ(1, poll_fd(f, 20000));
+			EXPECT_GT(0, fence_status(f)) TH_LOG("attempt %d: status %d", attempt,
+							     fence_status(f));
+			close(f);
+		}
+		EXPECT_EQ(0, rkaccel_ctx_wait(self->ca, 20000000000ll));
 	}
 	EXPECT_GT(0, rkaccel_ctx_run_native(self->ca));
+}
+
+/*
+ * A PRIME self-import of a context's own BO gives back the context's GEM
+ * handle: the library must share it, not close it under the context when
+ * the mem (or a refused import) lets go, and close it once, with the
+ * context. The handle numbers of a file are reused lowest first, so a
+ * handle closed twice would be a later BO's.
+ */
+TEST_F(zc, self_import_shares_context_handle)
+{
+	int fd = rkaccel_fd(self->dev), dmabuf;
+	uint32_t h_out, h_w, h_victim;
+	struct drm_rkaccel_bo_info bi;
+	struct rkaccel_mem *imp = NULL, *victim = NULL;
+	size_t ni = (size_t)ROWS * 64, no = (size_t)ROWS * 32;
+
+	ASSERT_EQ(0, rkaccel_ctx_create(self->dev, self->a, 0, &self->ca));
+	h_out = rkaccel_ctx_bo_handle(self->ca, RKACCEL_BUF_OUTPUT);
+	h_w = rkaccel_ctx_bo_handle(self->ca, RKACCEL_BUF_WEIGHTS);
+	ASSERT_NE(0, h_out);
+	ASSERT_NE(0, h_w);
+
+	ASSERT_EQ(0, drmPrimeHandleToFD(fd, h_out, DRM_CLOEXEC | DRM_RDWR, &dmabuf));
+	ASSERT_EQ(0, rkaccel_mem_from_fd(self->dev, dmabuf, 64, &imp));
+	close(dmabuf);
+	EXPECT_EQ(h_out, rkaccel_mem_handle(imp));
+	rkaccel_mem_free(imp);
+	EXPECT_EQ(0, rkt_bo_info(fd, h_out, &bi)) TH_LOG("freeing the import closed the "
+							 "context's output handle");
+	/* A sealed weight BO is refused: the refusal must not close it either. */
+	ASSERT_EQ(0, drmPrimeHandleToFD(fd, h_w, DRM_CLOEXEC, &dmabuf));
+	imp = NULL;
+	EXPECT_EQ(-EINVAL, rkaccel_mem_from_fd(self->dev, dmabuf, 64, &imp));
+	close(dmabuf);
+	EXPECT_EQ(NULL, imp);
+	EXPECT_EQ(0, rkt_bo_info(fd, h_w, &bi)) TH_LOG("a refused import closed the weights");
+
+	/* A new BO must not take a number the context still holds. */
+	ASSERT_EQ(0, rkaccel_mem_alloc(self->dev, 4096, &victim));
+	h_victim = rkaccel_mem_handle(victim);
+	EXPECT_NE(h_out, h_victim);
+	EXPECT_NE(h_w, h_victim);
+
+	/* The context still runs bit-exact on its own handles. */
+	rkt_fill_i8(self->in, ni, 41);
+	ASSERT_EQ(0, ref_batch(self->a, 1, self->in, self->exp));
+	EXPECT_EQ(0, rkaccel_ctx_run(self->ca, self->in, ni, self->tmp, no));
+	EXPECT_EQ(0, memcmp(self->tmp, self->exp, no));
+
+	/* Destroying it closes its handles once: the victim's stays open. */
+	rkaccel_ctx_destroy(self->ca);
+	self->ca = NULL;
+	EXPECT_EQ(0, rkt_bo_info(fd, h_victim, &bi)) TH_LOG("a handle was closed twice");
+	EXPECT_NE(0, rkt_bo_info(fd, h_out, &bi));
+	rkaccel_mem_free(victim);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/*
+ * Slice 0 faults at once, the other slices take 300 ms a task: an async run
+ * must return at once all the same, never wait in the library for the slow
+ * slices. The fault is seen either at the call (its error, no fence) or on
+ * the fence; both count, but the attempts go on (up to 50) until one sees
+ * it at the call, the case where a merge would have dropped the error: the
+ * fault races the call's last submits (1 attempt in 5 on arm64 RK3576).
+ */
+TEST_F_TIMEOUT(zc, async_never_waits_on_failed_slice, 120)
+{
+	uint32_t b = self->info.num_cores, attempt, at_call = 0;
+	int f, ret;
+
+	ASSERT_EQ(0, rkaccel_ctx_create(self->dev, self->a, 0, &self->ca));
+	ASSERT_EQ(0, rkaccel_ctx_set_batch(self->ca, b));
+	ASSERT_EQ(b - 1, rkaccel_ctx_copies(self->ca));
+	ASSERT_EQ(0, rkaccel_ctx_run_native(self->ca));
+	ASSERT_EQ(0, break_regcmd(self->ca, rkaccel_fd(self->dev)));
+	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 300000000));
+	for (attempt = 0; attempt < 50 && !at_call; attempt++) {
+		double t0 = now_ms(), dt;
+
+		f = -1;
+		ret = rkaccel_ctx_run_async(self->ca, -1, &f);
+		dt = now_ms() - t0;
+		EXPECT_GT(400.0, dt) TH_LOG("attempt %u: run_async took %.0f ms, ret %d",
+					    attempt, dt, ret);
+		if (ret) {
+			EXPECT_EQ(-1, f);
+			EXPECT_GT(0, ret);
+			at_call++;
+		} else {
+			EXPECT_EQ(1, poll_fd(f, 20000));
+			EXPECT_GT(0, fence_status(f));
+			close(f);
+		}
+		/* what was left running ends; the wait is bounded */
+		EXPECT_EQ(0, rkaccel_ctx_wait(self->ca, 20000000000ll));
+	}
+	EXPECT_LT(0, at_call) TH_LOG("the fault was never seen at the call");
+	TH_LOG("the fault was seen at the call after %u attempts", attempt);
+	EXPECT_EQ(0, rkaccel_ctx_wait(self->ca, 0));
 }
 
 TEST_F(zc, tensor_attrs)

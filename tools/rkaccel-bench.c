@@ -22,6 +22,7 @@
 
 #include "rkaccel.h"
 #include "rkaccel_drm.h"
+#include "args.h"
 #include "rkaccel_npu_regs.h"
 
 #define PROG		"rkaccel-bench"
@@ -545,19 +546,39 @@ static int run_all(struct bench *b)
 int main(int argc, char **argv)
 {
 	struct bench b = { 0 };
-	const char *json = NULL, *device = NULL;
+	const char *json = NULL, *device = NULL, *why;
+	FILE *jf = NULL;
 	int ret;
 
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--quick")) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--quick")) {
 			b.quick = true;
-		} else if (!strcmp(argv[i], "--json") && i + 1 < argc) {
-			json = argv[++i];
-		} else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
-			device = argv[++i];
+		} else if ((!strcmp(a, "--json") || !strcmp(a, "--device")) && i + 1 < argc) {
+			if (!*argv[i + 1]) {
+				fprintf(stderr, PROG ": %s needs a path, not an empty string\n", a);
+				return 2;
+			}
+			*(a[2] == 'j' ? &json : &device) = argv[++i];
+		} else if (!strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
 		} else {
-			usage(strcmp(argv[i], "--help") ? stderr : stdout);
-			return strcmp(argv[i], "--help") ? 2 : 0;
+			if (!strcmp(a, "--json") || !strcmp(a, "--device"))
+				fprintf(stderr, PROG ": %s needs a value\n", a);
+			else
+				fprintf(stderr, PROG ": unknown argument '%s'\n", a);
+			usage(stderr);
+			return 2;
+		}
+	}
+	/* Before the run: a path that cannot be written fails at once. */
+	if (json) {
+		jf = arg_fopen_out(json, &why);
+		if (!jf) {
+			fprintf(stderr, PROG ": --json %s: %s\n", json, why);
+			return 1;
 		}
 	}
 	ret = setup(&b, device);
@@ -566,20 +587,19 @@ int main(int argc, char **argv)
 	if (ret) {
 		fprintf(stderr, PROG ": %s\n", rkaccel_strerror(ret));
 		rkaccel_close(b.dev);
+		if (jf)
+			fclose(jf);
 		return 1;
 	}
 	print_table(&b);
 	print_json(&b, stdout, "BENCH-JSON ");
-	if (json) {
-		FILE *f = fopen(json, "w");
-
-		if (!f) {
+	if (jf) {
+		print_json(&b, jf, "");
+		if (fclose(jf)) {
 			perror(json);
-			return 1;
+			ret = 1;
 		}
-		print_json(&b, f, "");
-		fclose(f);
 	}
 	rkaccel_close(b.dev);
-	return 0;
+	return ret;
 }

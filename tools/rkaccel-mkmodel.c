@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "rkaccel.h"
+#include "args.h"
 
 #define PROG "rkaccel-mkmodel"
 
@@ -30,7 +31,8 @@ static void usage(FILE *f)
 		"                  hidden layers use ReLU, --relu and --out-int32 set the last\n"
 		"  --desc FILE     build from a text description naming raw weight and bias files\n"
 		"  --dump FILE     validate FILE and print its layers\n"
-		"See Documentation/model-format.rst.\n");
+		"Numbers are decimal (no sign, 0x or leading zero); --layers has no empty field.\n"
+		"See rkaccel-mkmodel(1) and Documentation/model-format.rst.\n");
 }
 
 #if defined(__GNUC__)
@@ -47,35 +49,15 @@ static void err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/* A whole unsigned decimal (or 0x) number in 0..max. */
+/* The description's integers: as on the command line, decimal only. */
 static int parse_u32(const char *s, uint32_t max, uint32_t *out)
 {
-	unsigned long long v;
-	char *end;
-
-	if (!*s || *s == '-' || *s == '+' || *s == ' ')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end || v > max)
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
+	return arg_u32(s, 0, max, out) ? -1 : 0;
 }
 
 static int parse_i32(const char *s, int32_t min, int32_t max, int32_t *out)
 {
-	long long v;
-	char *end;
-
-	if (!*s || *s == ' ')
-		return -1;
-	errno = 0;
-	v = strtoll(s, &end, 0);
-	if (errno || *end || v < min || v > max)
-		return -1;
-	*out = (int32_t)v;
-	return 0;
+	return arg_i32(s, min, max, out) ? -1 : 0;
 }
 
 /* A decimal or hexadecimal (0x1p-7) float; range checks are the library's. */
@@ -93,22 +75,20 @@ static int parse_float(const char *s, float *out)
 /* Read a whole file of exactly @want bytes into a new buffer. */
 static void *read_exact(const char *path, uint64_t want, const char *ctx)
 {
+	const char *why;
 	struct stat st;
 	uint8_t *buf;
 	size_t done = 0;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = arg_open_in(path, &why);
 	if (fd < 0) {
-		err("%s: %s: %s", ctx, path, strerror(errno));
+		err("%s: %s: %s", ctx, path, why);
 		return NULL;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != want) {
-		if (!S_ISREG(st.st_mode))
-			err("%s: %s: not a regular file", ctx, path);
-		else
-			err("%s: %s: %lld bytes, the layer needs %llu", ctx, path,
-			    (long long)st.st_size, (unsigned long long)want);
+	if (fstat(fd, &st) || (uint64_t)st.st_size != want) {
+		err("%s: %s: %lld bytes, the layer needs %llu", ctx, path,
+		    (long long)st.st_size, (unsigned long long)want);
 		close(fd);
 		return NULL;
 	}
@@ -141,35 +121,22 @@ static int cmd_random(uint32_t seed, uint32_t rows, const char *list, uint32_t f
 		      const char *out)
 {
 	uint32_t features[RKACCEL_MODEL_MAX_LAYERS + 1];
-	uint32_t n = 0;
+	unsigned int n;
 	uint64_t total = 0;
 	struct rkaccel_model *m;
-	char *copy, *tok, *save;
+	char why[96];
 	int ret;
 
-	copy = strdup(list);
-	if (!copy) {
-		err("out of memory");
-		return 1;
+	if (arg_u32_list(list, 1, RKACCEL_MODEL_MAX_FEATURES, features,
+			 RKACCEL_MODEL_MAX_LAYERS + 1, &n, why, sizeof(why))) {
+		err("--layers '%s': %s (feature counts are decimal numbers in 1..%u, "
+		    "at most %u layers)", list, why, RKACCEL_MODEL_MAX_FEATURES,
+		    RKACCEL_MODEL_MAX_LAYERS);
+		return 2;
 	}
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (n == RKACCEL_MODEL_MAX_LAYERS + 1) {
-			err("--layers: more than %u layers", RKACCEL_MODEL_MAX_LAYERS);
-			free(copy);
-			return 1;
-		}
-		if (parse_u32(tok, RKACCEL_MODEL_MAX_FEATURES, &features[n]) || !features[n]) {
-			err("--layers: '%s' is not a feature count in 1..%u", tok,
-			    RKACCEL_MODEL_MAX_FEATURES);
-			free(copy);
-			return 1;
-		}
-		n++;
-	}
-	free(copy);
 	if (n < 2) {
-		err("--layers: need at least two feature counts (input,output), got '%s'", list);
-		return 1;
+		err("--layers '%s': need at least two feature counts (input,output)", list);
+		return 2;
 	}
 	for (uint32_t i = 0; i + 1 < n; i++)
 		total += (uint64_t)features[i] * features[i + 1];
@@ -186,7 +153,8 @@ static int cmd_random(uint32_t seed, uint32_t rows, const char *list, uint32_t f
 	ret = rkaccel_model_save(rkaccel_model_desc(m), out);
 	rkaccel_model_free(m);
 	if (ret) {
-		err("%s: %s", out, rkaccel_strerror(ret));
+		err("%s: %s", out, ret == -ENXIO ? "a FIFO with no reader" :
+		    rkaccel_strerror(ret));
 		return 1;
 	}
 	return 0;
@@ -234,25 +202,27 @@ static int desc_err(const struct desc_state *st, const char *fmt, ...)
 	return -1;
 }
 
+/* "none" or names separated by single commas: no empty name. */
 static int parse_flags(const char *v, uint32_t *flags)
 {
-	char buf[64], *tok, *save;
+	const char *p = v;
 
 	*flags = 0;
 	if (!strcmp(v, "none"))
 		return 0;
-	if (strlen(v) >= sizeof(buf))
-		return -1;
-	strcpy(buf, v);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "relu"))
+	for (;;) {
+		size_t len = strcspn(p, ",");
+
+		if (len == 4 && !strncmp(p, "relu", len))
 			*flags |= RKACCEL_LAYER_RELU;
-		else if (!strcmp(tok, "out_int32"))
+		else if (len == 9 && !strncmp(p, "out_int32", len))
 			*flags |= RKACCEL_LAYER_OUT_INT32;
 		else
-			return -1;
+			return -1;	/* also an empty name */
+		if (!p[len])
+			return 0;
+		p += len + 1;
 	}
-	return 0;
 }
 
 static char *resolve(const struct desc_state *st, const char *path)
@@ -419,7 +389,7 @@ static int cmd_desc(const char *path, const char *out)
 {
 	struct desc_state *st;
 	struct rkaccel_model_desc desc;
-	const char *slash;
+	const char *slash, *why;
 	char msg[256];
 	FILE *f;
 	int rc = 1, ret;
@@ -433,9 +403,9 @@ static int cmd_desc(const char *path, const char *out)
 	slash = strrchr(path, '/');
 	if (slash && (size_t)(slash - path + 1) < sizeof(st->dir))
 		memcpy(st->dir, path, (size_t)(slash - path + 1));
-	f = fopen(path, "r");
+	f = arg_fopen_in(path, &why);
 	if (!f) {
-		err("%s: %s", path, strerror(errno));
+		err("%s: %s", path, why);
 		free(st);
 		return 1;
 	}
@@ -483,7 +453,8 @@ static int cmd_desc(const char *path, const char *out)
 	}
 	ret = rkaccel_model_save(&desc, out);
 	if (ret) {
-		err("%s: %s", out, rkaccel_strerror(ret));
+		err("%s: %s", out, ret == -ENXIO ? "a FIFO with no reader" :
+		    rkaccel_strerror(ret));
 		goto out;
 	}
 	rc = 0;
@@ -531,13 +502,14 @@ static int cmd_dump(const char *path)
 	struct rkaccel_model *m;
 	uint8_t *img = NULL;
 	size_t len = 0, cap = 0;
+	const char *why;
 	char msg[256];
 	FILE *f;
 	int ret;
 
-	f = fopen(path, "rb");
+	f = arg_fopen_in(path, &why);
 	if (!f) {
-		err("%s: %s", path, strerror(errno));
+		err("%s: %s", path, why);
 		return 1;
 	}
 	for (;;) {
@@ -627,7 +599,7 @@ fail:
 int main(int argc, char **argv)
 {
 	const char *random = NULL, *rows = NULL, *layers = NULL, *desc = NULL, *dump = NULL;
-	const char *out = NULL;
+	const char *out = NULL, *why;
 	uint32_t flags = 0, seed, nrows;
 	int modes;
 
@@ -698,12 +670,20 @@ int main(int argc, char **argv)
 		}
 		return cmd_desc(desc, out);
 	}
-	if (parse_u32(random, UINT32_MAX, &seed)) {
-		err("--random: '%s' is not a seed in 0..4294967295", random);
+	why = arg_u32(random, 0, UINT32_MAX, &seed);
+	if (why) {
+		err("--random '%s' %s (a seed is a decimal number in 0..4294967295)", random,
+		    why);
 		return 2;
 	}
-	if (!rows || parse_u32(rows, RKACCEL_MODEL_MAX_ROWS, &nrows) || !nrows) {
-		err("--random needs --rows M with M in 1..%u", RKACCEL_MODEL_MAX_ROWS);
+	if (!rows) {
+		err("--random needs --rows M");
+		return 2;
+	}
+	why = arg_u32(rows, 1, RKACCEL_MODEL_MAX_ROWS, &nrows);
+	if (why) {
+		err("--rows '%s' %s (a decimal number in 1..%u)", rows, why,
+		    RKACCEL_MODEL_MAX_ROWS);
 		return 2;
 	}
 	if (!layers) {

@@ -6,6 +6,7 @@
  */
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 #include "rkaccel.h"
 #include "rkaccel_drm.h"
+#include "args.h"
 
 #define PROG "rkaccel-run"
 
@@ -33,71 +35,89 @@ static void usage(FILE *f)
 		"  --seed N        without --input: pseudo-random input from N (default 1)\n"
 		"  --output FILE   write the row-major output of the whole batch\n"
 		"  --expect FILE   compare each slice's output with FILE; exit 1 on a mismatch\n"
-		"Prints one line per batch slice: the core that ran it and its time.\n");
+		"Prints one line per batch slice: the core that ran it and its time.\n"
+		"B (1..64) and N (0..4294967295) are decimal, without a sign, 0x or leading zero;\n"
+		"files must be regular files. See rkaccel-run(1).\n");
 }
 
-static int parse_u32(const char *s, uint32_t *out)
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static int bad_usage(const char *fmt, ...)
 {
-	unsigned long v;
-	char *end;
+	va_list ap;
 
-	errno = 0;
-	v = strtoul(s, &end, 0);
-	if (!*s || *s == '-' || *end || errno || v > UINT32_MAX)
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -1;
 }
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
+	bool have_seed = false;
+	const char *why;
+
 	memset(o, 0, sizeof(*o));
 	o->batch = 1;
 	o->seed = 1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		const char **slot = NULL;
 
 		if (!strcmp(a, "--help")) {
 			usage(stdout);
 			exit(0);
-		} else if (a[0] != '-' && !o->model) {
+		} else if (a[0] != '-') {
+			if (o->model)
+				return bad_usage("one MODEL only: '%s' and '%s'", o->model, a);
 			o->model = a;
 			continue;
+		} else if (strcmp(a, "--batch") && strcmp(a, "--seed") && strcmp(a, "--input") &&
+			   strcmp(a, "--output") && strcmp(a, "--expect") &&
+			   strcmp(a, "--device")) {
+			return bad_usage("unknown argument '%s'", a);
 		} else if (!v) {
-			return -1;
+			return bad_usage("%s needs a value", a);
 		} else if (!strcmp(a, "--batch")) {
-			if (parse_u32(v, &o->batch) || !o->batch)
-				return -1;
+			why = arg_u32(v, 1, RKACCEL_CTX_MAX_BATCH, &o->batch);
+			if (why)
+				return bad_usage("--batch '%s' %s (a decimal number in 1..%u)", v,
+						 why, RKACCEL_CTX_MAX_BATCH);
 		} else if (!strcmp(a, "--seed")) {
-			if (parse_u32(v, &o->seed))
-				return -1;
+			why = arg_u32(v, 0, UINT32_MAX, &o->seed);
+			if (why)
+				return bad_usage("--seed '%s' %s (a decimal number in 0..%u)", v,
+						 why, UINT32_MAX);
+			have_seed = true;
 		} else if (!strcmp(a, "--input")) {
-			o->input = v;
+			slot = &o->input;
 		} else if (!strcmp(a, "--output")) {
-			o->output = v;
+			slot = &o->output;
 		} else if (!strcmp(a, "--expect")) {
-			o->expect = v;
-		} else if (!strcmp(a, "--device")) {
-			o->device = v;
+			slot = &o->expect;
 		} else {
-			return -1;
+			slot = &o->device;
 		}
+		if (slot && !*v)
+			return bad_usage("%s needs a path, not an empty string", a);
+		if (slot)
+			*slot = v;
 		i++;
 	}
-	return o->model ? 0 : -1;
+	if (have_seed && o->input)
+		return bad_usage("--input and --seed exclude each other");
+	return o->model ? 0 : bad_usage("MODEL is needed");
 }
 
-/* Read exactly @len bytes of @path into @buf. */
-static int read_exact(const char *path, void *buf, size_t len)
+/* Read exactly @len bytes of @f (opened from @path) into @buf; closes @f. */
+static int read_exact(FILE *f, const char *path, void *buf, size_t len)
 {
-	FILE *f = fopen(path, "rb");
-	size_t n;
-	int extra;
+	size_t n = fread(buf, 1, len, f);
+	int extra = fgetc(f);
 
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, len, f);
-	extra = fgetc(f);
 	fclose(f);
 	if (n != len || extra != EOF) {
 		fprintf(stderr, PROG ": %s: expected %zu bytes\n", path, len);
@@ -106,13 +126,11 @@ static int read_exact(const char *path, void *buf, size_t len)
 	return 0;
 }
 
-static int write_all(const char *path, const void *buf, size_t len)
+/* Write @len bytes to @f, opened by arg_fopen_out() before the run; closes it. */
+static int write_all(FILE *f, const void *buf, size_t len)
 {
-	FILE *f = fopen(path, "wb");
 	int ret = 0;
 
-	if (!f)
-		return -errno;
 	if (fwrite(buf, 1, len, f) != len)
 		ret = -EIO;
 	if (fclose(f) && !ret)
@@ -173,6 +191,7 @@ struct run {
 	int8_t *in;
 	uint8_t *out, *expect;
 	size_t in_size, out_size;
+	FILE *input, *expect_f, *output;
 };
 
 static void run_free(struct run *r)
@@ -183,6 +202,12 @@ static void run_free(struct run *r)
 	free(r->in);
 	free(r->out);
 	free(r->expect);
+	if (r->input)
+		fclose(r->input);
+	if (r->expect_f)
+		fclose(r->expect_f);
+	if (r->output)
+		fclose(r->output);
 }
 
 static int fail(const char *what, int err)
@@ -194,11 +219,26 @@ static int fail(const char *what, int err)
 static int prepare(const struct options *o, struct run *r)
 {
 	char msg[256] = "";
+	const char *why;
 	int ret;
 
 	ret = rkaccel_model_load(o->model, &r->model, msg, sizeof(msg));
 	if (ret) {
-		fprintf(stderr, PROG ": %s: %s\n", o->model, *msg ? msg : rkaccel_strerror(ret));
+		/* the message starts with the path */
+		fprintf(stderr, PROG ": %s\n", *msg ? msg : rkaccel_strerror(ret));
+		return 1;
+	}
+	/* Files first: a path that cannot be read or written fails before the device. */
+	if (o->input && !(r->input = arg_fopen_in(o->input, &why))) {
+		fprintf(stderr, PROG ": --input %s: %s\n", o->input, why);
+		return 1;
+	}
+	if (o->expect && !(r->expect_f = arg_fopen_in(o->expect, &why))) {
+		fprintf(stderr, PROG ": --expect %s: %s\n", o->expect, why);
+		return 1;
+	}
+	if (o->output && !(r->output = arg_fopen_out(o->output, &why))) {
+		fprintf(stderr, PROG ": --output %s: %s\n", o->output, why);
 		return 1;
 	}
 	ret = rkaccel_open(o->device, &r->dev);
@@ -218,12 +258,15 @@ static int prepare(const struct options *o, struct run *r)
 	if (!r->in || !r->out || (o->expect && !r->expect))
 		return fail("memory", -ENOMEM);
 	if (o->input)
-		ret = read_exact(o->input, r->in, r->in_size);
+		ret = read_exact(r->input, o->input, r->in, r->in_size);
 	else
 		fill_random(r->in, r->in_size, o->seed);
-	if (!ret && o->expect)
-		ret = read_exact(o->expect, r->expect, r->out_size);
-	return ret ? fail("input", ret) : 0;
+	r->input = NULL;
+	if (!ret && o->expect) {
+		ret = read_exact(r->expect_f, o->expect, r->expect, r->out_size);
+		r->expect_f = NULL;
+	}
+	return ret ? 1 : 0;
 }
 
 static void print_header(const struct options *o, const struct run *r)
@@ -248,7 +291,7 @@ int main(int argc, char **argv)
 	int ret, bad;
 
 	if (parse_args(argc, argv, &o)) {
-		usage(stderr);
+		fprintf(stderr, "Try '" PROG " --help'.\n");
 		return 2;
 	}
 	ret = prepare(&o, &r);
@@ -266,8 +309,12 @@ int main(int argc, char **argv)
 	}
 	bad = print_slices(r.ctx, o.batch, r.out, r.expect, r.out_size);
 	printf("total:    %u slices in %llu us\n", o.batch, (unsigned long long)((t1 - t0) / 1000));
-	if (o.output && (ret = write_all(o.output, r.out, r.out_size)))
-		bad = fail(o.output, ret);
+	if (r.output) {
+		ret = write_all(r.output, r.out, r.out_size);
+		r.output = NULL;
+		if (ret)
+			bad = fail(o.output, ret);
+	}
 	if (o.expect)
 		printf("result:   %s\n", bad ? "MISMATCH" : "every slice bit-exact");
 	run_free(&r);

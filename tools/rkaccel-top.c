@@ -16,10 +16,12 @@
 
 #include "rkaccel.h"
 #include "rkaccel_drm.h"
+#include "args.h"
 
 #define PROG		"rkaccel-top"
 #define MAX_CORES	8
 #define MAX_CLIENTS	256
+#define MAX_INTERVAL	3600000		/* ms: an hour */
 
 /* One open rkaccel file of some process, as its fdinfo shows it. */
 struct client {
@@ -206,34 +208,50 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: " PROG " [--interval MS] [--iterations N] [--device PATH]\n"
 		   "Show the NPU cores' load and the processes using them, every MS\n"
-		   "milliseconds (default 1000), N times (default: until interrupted).\n");
+		   "milliseconds (default 1000, 1..%u), N times (default: until\n"
+		   "interrupted, 1..4294967295). Numbers are decimal.\n", MAX_INTERVAL);
 }
 
 int main(int argc, char **argv)
 {
 	static struct sample a, b;
 	struct sample *prev = &a, *cur = &b, *t;
-	unsigned long interval = 1000, iterations = 0;
+	uint32_t interval = 1000, iterations = 0;
 	struct rkaccel_device *dev;
 	struct rkaccel_info info;
-	const char *device = NULL;
+	const char *device = NULL, *why = NULL, *opt, *v;
 	int ret;
 
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--interval") && i + 1 < argc) {
-			interval = strtoul(argv[++i], NULL, 10);
-		} else if (!strcmp(argv[i], "--iterations") && i + 1 < argc) {
-			iterations = strtoul(argv[++i], NULL, 10);
-		} else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
-			device = argv[++i];
-		} else {
-			usage(strcmp(argv[i], "--help") ? stderr : stdout);
-			return strcmp(argv[i], "--help") ? 2 : 0;
+		opt = argv[i];
+		v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(opt, "--help")) {
+			usage(stdout);
+			return 0;
 		}
-	}
-	if (!interval) {
-		usage(stderr);
-		return 2;
+		if (strcmp(opt, "--interval") && strcmp(opt, "--iterations") &&
+		    strcmp(opt, "--device")) {
+			fprintf(stderr, PROG ": unknown argument '%s'\n", opt);
+			usage(stderr);
+			return 2;
+		}
+		if (!v) {
+			fprintf(stderr, PROG ": %s needs a value\n", opt);
+			return 2;
+		}
+		i++;
+		if (!strcmp(opt, "--interval"))
+			why = arg_u32(v, 1, MAX_INTERVAL, &interval);
+		else if (!strcmp(opt, "--iterations"))
+			why = arg_u32(v, 1, UINT32_MAX, &iterations);
+		else if (!*v)
+			why = "is empty";
+		else
+			device = v;
+		if (why) {
+			fprintf(stderr, PROG ": %s '%s' %s (see --help)\n", opt, v, why);
+			return 2;
+		}
 	}
 	ret = rkaccel_open(device, &dev);
 	if (!ret)
@@ -243,7 +261,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	sample_clients(prev);
-	for (unsigned long n = 0; !iterations || n < iterations; n++) {
+	for (uint32_t n = 0; !iterations || n < iterations; n++) {
 		usleep((useconds_t)(interval * 1000));
 		sample_clients(cur);
 		if (isatty(STDOUT_FILENO))

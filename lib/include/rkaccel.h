@@ -15,6 +15,27 @@
 extern "C" {
 #endif
 
+/*
+ * The library's version, of this header: the shared library is
+ * librkaccel.so.MAJOR (soname), and a minor version only adds to the API.
+ * Not the driver's version, which rkaccel_query() reports.
+ */
+#define RKACCEL_LIB_VERSION_MAJOR	1
+#define RKACCEL_LIB_VERSION_MINOR	0
+#define RKACCEL_LIB_VERSION_PATCH	0
+#define RKACCEL_LIB_VERSION_CODE(major, minor, patch) \
+	(((major) << 16) | ((minor) << 8) | (patch))
+#define RKACCEL_LIB_VERSION \
+	RKACCEL_LIB_VERSION_CODE(RKACCEL_LIB_VERSION_MAJOR, RKACCEL_LIB_VERSION_MINOR, \
+				 RKACCEL_LIB_VERSION_PATCH)
+
+/*
+ * rkaccel_lib_version - the version of the library running, as
+ * RKACCEL_LIB_VERSION_CODE(major, minor, patch): with the shared library it
+ * may be newer than the RKACCEL_LIB_VERSION the program was compiled with.
+ */
+uint32_t rkaccel_lib_version(void);
+
 /** An open rkaccel device. */
 struct rkaccel_device;
 
@@ -35,7 +56,9 @@ struct rkaccel_info {
 /*
  * rkaccel_open - open the device at @path, or when @path is NULL the first
  * accel or render node whose driver is rkaccel. Stores the device in *@dev.
- * Returns 0, -ENODEV when no rkaccel device exists, or the open(2) error.
+ * Returns 0, -ENODEV when no rkaccel device exists or @path is not one
+ * (anything but a character device is refused at once: opening a FIFO
+ * does not wait for a peer), or the open(2) error.
  */
 int rkaccel_open(const char *path, struct rkaccel_device **dev);
 
@@ -164,8 +187,11 @@ int rkaccel_model_parse(const void *buf, size_t len, struct rkaccel_model **mode
 /*
  * rkaccel_model_load - read the model file at @path and parse it as
  * rkaccel_model_parse() does. Besides its errors, returns the open(2) or
- * read(2) error (-ENOENT, -EACCES, ...) and -EFBIG for a file larger than
- * RKACCEL_MODEL_MAX_FILE_SIZE, with a message in @msg.
+ * read(2) error (-ENOENT, -EACCES, ...), -EINVAL at once for anything but
+ * a regular file (the open does not block: a FIFO with no writer is
+ * refused, not waited for) and -EFBIG for a file larger than
+ * RKACCEL_MODEL_MAX_FILE_SIZE, with a message in @msg that starts with
+ * "@path: ".
  */
 int rkaccel_model_load(const char *path, struct rkaccel_model **model,
 		       char *msg, size_t msg_len);
@@ -191,7 +217,8 @@ int rkaccel_model_serialize(const struct rkaccel_model_desc *desc, void **buf, s
 /*
  * rkaccel_model_save - serialize @desc and write it to @path (created with
  * mode 0644 less the umask, or truncated). Returns 0, the errors of
- * rkaccel_model_serialize(), or the open(2)/write(2)/close(2) error.
+ * rkaccel_model_serialize(), or the open(2)/write(2)/close(2) error; the
+ * open does not block: a FIFO with no reader gives -ENXIO at once.
  */
 int rkaccel_model_save(const struct rkaccel_model_desc *desc, const char *path);
 
@@ -220,7 +247,8 @@ int rkaccel_model_random(uint32_t seed, uint32_t rows, uint32_t num_layers,
  * The NPU reads and writes feature maps as planes of 16-byte atoms
  * (NC1HWC2): 16 int8 or 4 int32 channels of one row per atom, a plane per
  * atom's worth of channels, rows padded to a multiple of 4 per plane and
- * channels to a multiple of 32. Documentation/layouts.rst has the picture.
+ * channels to a multiple of 32. Documentation/datapath.rst ("Data layouts")
+ * has the picture.
  */
 
 /* rkaccel_native_size - bytes of @rows x @channels elements of @elem_bytes (1 or 4). */
@@ -342,8 +370,16 @@ int rkaccel_program_emit(const struct rkaccel_program *prog,
  * converting or copying anything. rkaccel_ctx_set_core_mask() pins a
  * batch-1 context to cores; rkaccel_ctx_query_tensor() describes its I/O.
  *
- * A context and its duplicates must not be run from two threads at once;
- * different contexts may. The device must outlive every context on it.
+ * One call at a time runs or changes a context: rkaccel_ctx_run(),
+ * rkaccel_ctx_run_native(), rkaccel_ctx_run_async(), rkaccel_ctx_wait(),
+ * rkaccel_ctx_set_batch(), rkaccel_ctx_set_io_mem() and
+ * rkaccel_ctx_set_core_mask() return -EBUSY, changing nothing, while another
+ * of them is under way on the same context in another thread. Different
+ * contexts (duplicates of rkaccel_ctx_dup() too) run at the same time.
+ * rkaccel_ctx_destroy() must not race any call on the context, nor may the
+ * functions that only read it (sizes, tensor attributes, rkaccel_ctx_io_ptr(),
+ * rkaccel_ctx_slice_info()) race a change of its batch or binding. The
+ * device must outlive every context on it.
  */
 
 /* Largest batch rkaccel_ctx_set_batch() accepts. */
@@ -381,7 +417,7 @@ int rkaccel_ctx_dup(struct rkaccel_ctx *src, struct rkaccel_ctx **dup);
  * the context's own kernel context is replaced by one with core mask 0;
  * @batch 1 restores the mask given to rkaccel_ctx_create().
  * Returns 0, -EINVAL for @batch 0 or above RKACCEL_CTX_MAX_BATCH (the
- * context is then unchanged), -ENOMEM or an ioctl error.
+ * context is then unchanged), -EBUSY, -ENOMEM or an ioctl error.
  */
 int rkaccel_ctx_set_batch(struct rkaccel_ctx *ctx, uint32_t batch);
 
@@ -408,10 +444,10 @@ size_t rkaccel_ctx_output_size(const struct rkaccel_ctx *ctx);
  * exactly rkaccel_ctx_input_size()) into @out (@out_len bytes, exactly
  * rkaccel_ctx_output_size()), slice by slice as described above.
  * Returns 0, -EINVAL (NULL buffer or a length that does not match),
- * -ENOMEM, -EAGAIN (no thread could be started), the error of a failed
- * ioctl, or the error the job's fence was signalled with (-EIO, -ETIMEDOUT,
- * -ECANCELED, ...) of a failing slice. On an error
- * the content of @out is undefined.
+ * -EBUSY (another call on @ctx is under way), -ENOMEM, -EAGAIN (no thread
+ * could be started), the error of a failed ioctl, or the error the job's
+ * fence was signalled with (-EIO, -ETIMEDOUT, -ECANCELED, ...) of a
+ * failing slice. On an error the content of @out is undefined.
  */
 int rkaccel_ctx_run(struct rkaccel_ctx *ctx, const void *in, size_t in_len, void *out,
 		    size_t out_len);
@@ -454,7 +490,8 @@ void rkaccel_ctx_destroy(struct rkaccel_ctx *ctx);
  * with that mask; rkaccel_ctx_set_batch(ctx, 1) keeps it from then on.
  * Only for batch 1: a batch runs with mask 0 on every context.
  * Returns 0, -EINVAL (NULL @ctx, a bit naming a core the device does not
- * have, or a batch above 1; the context is then unchanged), or an ioctl error.
+ * have, or a batch above 1; the context is then unchanged), -EBUSY or an
+ * ioctl error.
  */
 int rkaccel_ctx_set_core_mask(struct rkaccel_ctx *ctx, uint32_t mask);
 
@@ -498,13 +535,14 @@ struct rkaccel_mem;	/* see the memory section below */
  * converts into and out of @mem. @mem NULL unbinds (@offset ignored).
  * @mem must outlive the binding, and rkaccel_ctx_set_batch() refuses a
  * batch the bound memory cannot hold. Wait for the fences of
- * rkaccel_ctx_run_async() before rebinding or changing the batch: both
- * rewrite the register commands that queued jobs read. Binding the output of one context
- * as the input of another chains them without a copy.
+ * rkaccel_ctx_run_async() (or with rkaccel_ctx_wait()) before rebinding or
+ * changing the batch: both rewrite the register commands that queued jobs
+ * read. Binding the output of one context as the input of another chains
+ * them without a copy.
  * Returns 0 or -EINVAL: NULL @ctx, @which neither INPUT nor OUTPUT, @mem
  * of another device, @offset not a multiple of RKACCEL_MEM_ALIGN, or
- * @offset + B * S beyond @mem->size; -ENOMEM or an ioctl/mmap error (the
- * binding is then the previous one).
+ * @offset + B * S beyond rkaccel_mem_size(@mem); -EBUSY; -ENOMEM or an
+ * ioctl/mmap error (the binding is then the previous one).
  */
 int rkaccel_ctx_set_io_mem(struct rkaccel_ctx *ctx, enum rkaccel_buffer which,
 			   struct rkaccel_mem *mem, size_t offset);
@@ -528,7 +566,7 @@ void *rkaccel_ctx_io_ptr(const struct rkaccel_ctx *ctx, enum rkaccel_buffer whic
  * rkaccel_ctx_slice_info() reports them.
  * Returns 0, -EINVAL (NULL @ctx; a buffer left unbound while the batch is
  * larger than 1 + rkaccel_ctx_copies(), so that slices would share it),
- * -EAGAIN, an ioctl error or the error a job's fence carries.
+ * -EBUSY, -EAGAIN, an ioctl error or the error a job's fence carries.
  */
 int rkaccel_ctx_run_native(struct rkaccel_ctx *ctx);
 
@@ -539,43 +577,59 @@ int rkaccel_ctx_run_native(struct rkaccel_ctx *ctx);
  * is not -1 (a sync_file fd; it stays the caller's). Stores in
  * *@out_fence_fd a new sync_file fd (the caller closes it) that signals
  * when every slice is done, with an error status (SYNC_IOC_FILE_INFO) when
- * a job failed. (A sync_file merge drops fences that have already
- * signalled, and their errors; when a slice has already failed by then,
- * this waits for the others and returns the failed slice's fence.) poll(2) it for POLLIN, or pass it as the in-fence of the
+ * a job failed. poll(2) it for POLLIN, or pass it as the in-fence of the
  * next run. Until it signals the bound memory belongs to the NPU and
  * rkaccel_ctx_slice_info() reports nothing for this run.
+ *
+ * It never waits for a job. A sync_file merge drops fences that have
+ * already signalled, and their errors with them: so when a slice's job has
+ * already failed by the time the fences are merged, the call returns that
+ * job's error (-EIO, -ETIMEDOUT, -ECANCELED, ...) and no fence.
+ *
  * Returns 0, -EINVAL as rkaccel_ctx_run_native() or for a NULL
- * @out_fence_fd, or the error of an import, submit, export or merge (jobs
- * already queued then still run).
+ * @out_fence_fd, -EBUSY, the error of an import, submit, export or merge,
+ * or the error of a slice that already failed. On an error the jobs
+ * already queued still run: rkaccel_ctx_wait() waits for them.
  */
 int rkaccel_ctx_run_async(struct rkaccel_ctx *ctx, int in_fence_fd, int *out_fence_fd);
+
+/*
+ * rkaccel_ctx_wait - wait until every job queued on @ctx and its hidden
+ * duplicates has ended, successfully or not (their errors are reported by
+ * the runs and fences), for at most @timeout_ns nanoseconds (negative: no
+ * limit). For the jobs left running after rkaccel_ctx_run_async() failed,
+ * or before rebinding memory or changing the batch.
+ * Returns 0, -ETIME when the time ran out first, -EINVAL, -EBUSY or an
+ * ioctl error.
+ */
+int rkaccel_ctx_wait(struct rkaccel_ctx *ctx, int64_t timeout_ns);
 
 
 /* --- memory: buffers the CPU and the NPU share (zero-copy) ------------------
  *
  * A struct rkaccel_mem is a BO of one device mapped into the caller's address
- * space (virt) and into that device's NPU address space (npu_addr). What the
- * CPU writes at virt the NPU reads at npu_addr, with no copy in between: bind
- * it to a context with rkaccel_ctx_set_io_mem(). A mem may be exported as a
- * dma-buf fd and imported on another device file (or by another process)
- * with rkaccel_mem_from_fd(); the import has its own npu_addr and handle.
+ * space (rkaccel_mem_ptr()) and into that device's NPU address space
+ * (rkaccel_mem_npu_addr()). What the CPU writes at the one the NPU reads at
+ * the other, with no copy in between: bind it to a context with
+ * rkaccel_ctx_set_io_mem(). A mem may be exported as a dma-buf fd and
+ * imported on another device file (or by another process) with
+ * rkaccel_mem_from_fd(); the import has its own NPU address and handle.
  * Free every mem before closing its device.
+ *
+ * GEM handles: a DRM file holds one handle per BO, and PRIME gives back the
+ * handle the file already has. The library counts its own holders of a
+ * handle (mems and contexts alike) and closes it with the last, so
+ * importing a buffer of a context or mem of the same device (a
+ * self-import) shares the handle and never closes it under them. A handle
+ * the application created with raw ioctls is not counted: do not import its
+ * buffer through the library on the same file.
  */
 
 /* Byte alignment rkaccel_ctx_set_io_mem() requires of an offset into a mem. */
 #define RKACCEL_MEM_ALIGN	64
 
-/** A buffer shared by the CPU and the NPU of one device. */
-struct rkaccel_mem {
-	void *virt;		/* CPU address of byte 0, mapped read-write */
-	size_t size;		/* usable bytes at virt (what was asked for) */
-	uint64_t npu_addr;	/* NPU address of byte 0 in the device's address space */
-	uint32_t handle;	/* GEM handle on rkaccel_fd() of the device */
-	/* Private to the library: do not touch. */
-	int dev_fd;		/* rkaccel_fd() of the device it belongs to */
-	size_t map_len;		/* bytes mapped at virt (page-rounded BO size) */
-	void *priv;		/* handle reference shared with other imports */
-};
+/** A buffer shared by the CPU and the NPU of one device (opaque). */
+struct rkaccel_mem;
 
 /*
  * rkaccel_mem_alloc - create a BO of @size bytes (rounded up to a page for
@@ -613,6 +667,21 @@ int rkaccel_mem_export(struct rkaccel_mem *mem, int *dmabuf_fd);
  * context must be unbound (or the context destroyed) first. NULL is a no-op.
  */
 void rkaccel_mem_free(struct rkaccel_mem *mem);
+
+/* rkaccel_mem_ptr - the CPU address of byte 0, mapped read-write (NULL for NULL). */
+void *rkaccel_mem_ptr(const struct rkaccel_mem *mem);
+
+/* rkaccel_mem_size - the usable bytes at rkaccel_mem_ptr(): the size asked for. */
+size_t rkaccel_mem_size(const struct rkaccel_mem *mem);
+
+/* rkaccel_mem_npu_addr - the NPU address of byte 0 in its device's address space. */
+uint64_t rkaccel_mem_npu_addr(const struct rkaccel_mem *mem);
+
+/*
+ * rkaccel_mem_handle - its GEM handle on rkaccel_fd() of its device, for
+ * raw ioctls; it stays the library's (do not close it).
+ */
+uint32_t rkaccel_mem_handle(const struct rkaccel_mem *mem);
 
 #ifdef __cplusplus
 }

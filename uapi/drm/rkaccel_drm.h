@@ -211,7 +211,12 @@ struct drm_rkaccel_ctx_create {
 	__u32 handle;
 };
 
-/** struct drm_rkaccel_ctx_destroy - destroy a context; queued jobs still run. */
+/**
+ * struct drm_rkaccel_ctx_destroy - destroy a context; queued jobs still run.
+ *
+ * A SUBMIT to the context that races the destroy either queued its job
+ * before (the job runs and signals) or fails with -ENOENT.
+ */
 struct drm_rkaccel_ctx_destroy {
 	/** @handle: the context. */
 	__u32 handle;
@@ -285,7 +290,11 @@ struct drm_rkaccel_sync {
 	__u32 handle;
 	/** @flags: must be zero. */
 	__u32 flags;
-	/** @point: timeline point, 0 for a binary syncobj. */
+	/**
+	 * @point: timeline point (any 64-bit value, as for
+	 * &drm_rkaccel_submit.out_sync_point), 0 for a binary syncobj. An
+	 * in-sync point must already have a fence (no wait-for-submit).
+	 */
 	__u64 point;
 };
 
@@ -293,9 +302,19 @@ struct drm_rkaccel_sync {
  * struct drm_rkaccel_submit - queue one job on a context.
  *
  * Arrays are passed as user pointers with a count and the size of one
- * element (the stride, which must equal the struct's size in this version).
+ * element, the stride. A stride above the kernel's struct size (newer
+ * userspace, at most 256) is accepted when the bytes past the struct are
+ * zero; one below it (older userspace, at least the first version's size,
+ * which today is the current size) is zero-extended. Anything else is
+ * -EINVAL; the reason of every -EINVAL is in the DRM debug log.
  * The job starts once every input syncobj has signalled and every listed BO
- * is idle for its use; its out fence signals when the job is done, with an
+ * is idle for its use. List every BO the job reads or writes: the list
+ * gives implicit sync and keeps the BOs for the job's lifetime. The kernel
+ * checks that each task's first regcmd lies in a listed BO; the regcmds a
+ * chain reaches from there are followed by the device and are not checked
+ * (a job reaches only its own file's address space, so an unlisted BO is
+ * the submitter's own mistake, not a way into another file's memory). Its
+ * out fence signals when the job is done, with an
  * error when it faulted (-EIO) or hung the core and was cancelled by the
  * reset (-ECANCELED; the context is then GUILTY).
  */
@@ -309,14 +328,14 @@ struct drm_rkaccel_submit {
 	__u64 tasks;
 	/** @task_count: 1..DRM_RKACCEL_MAX_JOB_TASKS. */
 	__u32 task_count;
-	/** @task_stride: sizeof(struct drm_rkaccel_task). */
+	/** @task_stride: sizeof(struct drm_rkaccel_task), see above. */
 	__u32 task_stride;
 
 	/** @bos: pointer to struct drm_rkaccel_submit_bo[@bo_count]. */
 	__u64 bos;
 	/** @bo_count: 1..DRM_RKACCEL_MAX_JOB_BOS. */
 	__u32 bo_count;
-	/** @bo_stride: sizeof(struct drm_rkaccel_submit_bo). */
+	/** @bo_stride: sizeof(struct drm_rkaccel_submit_bo), see above. */
 	__u32 bo_stride;
 
 	/** @in_syncs: pointer to struct drm_rkaccel_sync[@in_sync_count]. */
