@@ -898,8 +898,14 @@ int main(int argc, char **argv)
 	if (!step)
 		step = 1;
 	ksft_print_header();
-	if (access("/proc/self/fail-nth", F_OK) || access(FI_DIR "/failslab", F_OK))
-		ksft_exit_skip("no fault injection in this kernel (fail-nth, failslab)\n");
+	if (access("/proc/self/fail-nth", F_OK) || access(FI_DIR "/failslab", F_OK)) {
+		/* a counted skip line, then the kselftest skip code */
+		ksft_set_plan(1);
+		ksft_test_result_skip("fault_test: no fault injection in this kernel"
+				      " (fail-nth, failslab)\n");
+		ksft_print_cnts();
+		return KSFT_SKIP;
+	}
 	if (fz_dev_path(dev_path, sizeof(dev_path)))
 		ksft_exit_fail_msg("no rkaccel device\n");
 	atexit(fi_off);

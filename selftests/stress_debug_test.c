@@ -119,6 +119,27 @@ static int jf_check(struct job_file *j, char *err, size_t len)
 	return 0;
 }
 
+/* The last jobs of closed files, as sync_files: each must end in 30 s. */
+static void check_closed(struct worker *w, int *sfd, int n)
+{
+	for (int k = 0; k < n; k++) {
+		struct pollfd p = { .fd = sfd[k], .events = POLLIN };
+		struct sync_file_info info = { 0 };
+
+		if (w->err[0])
+			;
+		else if (poll(&p, 1, 30000) != 1)
+			snprintf(w->err, sizeof(w->err), "a job of a closed file did not end in 30 s");
+		else if (ioctl(sfd[k], SYNC_IOC_FILE_INFO, &info) ||
+			 (info.status != 1 && info.status != -EIO && info.status != -ECANCELED))
+			snprintf(w->err, sizeof(w->err), "a job of a closed file ended with %d",
+				 info.status);
+		else
+			w->tracked++;
+		close(sfd[k]);
+	}
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -147,21 +168,7 @@ static void *worker_main(void *arg)
 		jf_close(&j, true);
 		w->closes++;
 		if (nsfd == 4) {
-			for (int k = 0; k < nsfd && !w->err[0]; k++) {
-				struct pollfd p = { .fd = sfd[k], .events = POLLIN };
-				struct sync_file_info info = { 0 };
-
-				if (poll(&p, 1, 30000) != 1)
-					snprintf(w->err, sizeof(w->err),
-						 "a job of a closed file did not end in 30 s");
-				else if (ioctl(sfd[k], SYNC_IOC_FILE_INFO, &info) ||
-					 (info.status != 1 && info.status != -EIO &&
-					  info.status != -ECANCELED))
-					snprintf(w->err, sizeof(w->err),
-						 "a job of a closed file ended with %d", info.status);
-				close(sfd[k]);
-				w->tracked++;
-			}
+			check_closed(w, sfd, nsfd);
 			nsfd = 0;
 		}
 		if (jf_open(&j, -1, w->mask, 1 + rand_r(&w->seed) % 100)) {
@@ -171,8 +178,7 @@ static void *worker_main(void *arg)
 	}
 	if (!w->err[0])
 		jf_check(&j, w->err, sizeof(w->err));
-	for (int k = 0; k < nsfd; k++)
-		close(sfd[k]);
+	check_closed(w, sfd, nsfd);
 	jf_close(&j, w->own_file);
 	return NULL;
 }
