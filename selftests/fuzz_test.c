@@ -455,6 +455,12 @@ static void op_bo_create(struct thr *t)
 
 	/* fill it: a regcmd chain (plain BOs), or weights, through a mapping */
 	p = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, (off_t)b->off);
+	if (p == MAP_FAILED && errno == EACCES && (opt.known & KNOWN_GEM_RACE) &&
+	    (b->flags & DRM_RKACCEL_BO_WEIGHT)) {
+		/* another thread closed a handle, got this number and sealed it */
+		note(t, " sealed by another thread");
+		return;
+	}
 	if (p == MAP_FAILED) {
 		fail(t, "mmap of a new BO: %s", strerror(errno));
 		return;
@@ -505,7 +511,8 @@ static void op_bo_info(struct thr *t)
 	note(t, "f%d BO_INFO h=%u flags=%#x pad=%#x", fi, in.handle, in.flags, in.pad);
 	ret = xioctl(f->fd, DRM_IOCTL_RKACCEL_BO_INFO, &in);
 	judge(t, OP_BO_INFO, allowed[OP_BO_INFO], ret);
-	for (int i = 0; !ret && i < f->nbo; i++) {
+	/* with gem-race, other threads close and reuse handles of the shared file */
+	for (int i = 0; !ret && !(!fi && (opt.known & KNOWN_GEM_RACE)) && i < f->nbo; i++) {
 		struct fbo *b = &f->bo[i];
 
 		if (b->h != in.handle)
