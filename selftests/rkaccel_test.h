@@ -40,6 +40,23 @@ static inline int rkaccel_test_sim_soc(char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Booted as make check's debug kernel (KASAN, lockdep, ... under TCG): its
+ * checkers, not its speed, are what such a run judges.
+ */
+static inline int rkt_debug_kernel(void)
+{
+	char line[1024] = "";
+	FILE *f = fopen("/proc/cmdline", "r");
+
+	if (!f)
+		return 0;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = '\0';
+	fclose(f);
+	return strstr(line, "rkaccel_kernel=debug") != NULL;
+}
+
 /* CLOCK_MONOTONIC now, in ns: the clock every rkaccel/syncobj deadline uses. */
 static inline uint64_t rkt_now_ns(void)
 {
