@@ -179,7 +179,7 @@ static void rkaccel_core_complete(struct rkaccel_core *core)
 		return;
 	}
 
-	if (raw & (RKNPU_INT_DMA_ERROR | RKNPU_INT_SIM_UNSUPPORTED)) {
+	if (raw & RKNPU_INT_ERRORS) {
 		core->job = NULL;
 		atomic64_inc(&core->faults);
 		spin_unlock_irqrestore(&core->job_lock, flags);

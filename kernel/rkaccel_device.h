@@ -28,7 +28,6 @@ struct rkaccel_core;
  * @task_status_reg: offset of PC_TASK_STATUS.
  * @max_tasks: most tasks per job (vendor limit).
  * @cbuf_size: convolution buffer bytes per core.
- * @sim_hw_version: PC_VERSION the simulator reports.
  */
 struct rkaccel_soc_data {
 	const char *name;
@@ -38,17 +37,15 @@ struct rkaccel_soc_data {
 	u32 task_status_reg;
 	u32 max_tasks;
 	u32 cbuf_size;
-	u32 sim_hw_version;
 };
 
 /**
  * struct rkaccel_device - one NPU: a DRM device over its cores.
  * @ddev: the DRM device.
  * @soc: per-SoC data.
- * @backend: silicon or simulator.
+ * @backend: silicon, or simulated (rkaccel_sim.ko provides the registers).
  * @num_cores: cores in @cores.
  * @cores: the cores, indexed by core number.
- * @sim_wq: workqueue the simulated cores execute on (simulator only).
  * @ctx_count: live contexts of all files, for leak checks.
  * @file_count: live per-file states.
  * @balance_lock: makes choosing a job's core and queueing it one step, so
@@ -60,7 +57,6 @@ struct rkaccel_device {
 	enum drm_rkaccel_backend backend;
 	unsigned int num_cores;
 	struct rkaccel_core *cores[RKACCEL_MAX_CORES];
-	struct workqueue_struct *sim_wq;
 	atomic_t ctx_count;
 	atomic_t file_count;
 	struct mutex balance_lock;	/* core choice + push of one job */

@@ -2,8 +2,10 @@
 /*
  * rkaccel: DRM accel driver for the NPUs of the Rockchip RK3588 and RK3576.
  *
- * The device, its ioctl table and the module entry points. With sim=<soc>
- * the module creates a simulated NPU of that SoC instead of probing silicon.
+ * The device, its ioctl table and the module entry points. The device is
+ * created once every NPU core has probed (rkaccel_hw*.c); a simulated NPU
+ * enters through the same probe, with rkaccel_sim.ko providing the cores'
+ * register blocks.
  */
 
 #include <drm/drm_drv.h>
@@ -25,13 +27,6 @@
 #include "rkaccel_hw.h"
 #include "rkaccel_job.h"
 #include "rkaccel_regs.h"
-#include "rkaccel_sim.h"
-
-#define RKACCEL_SIM_DRIVER_NAME	"rkaccel-sim"
-
-static char *sim;
-module_param(sim, charp, 0444);
-MODULE_PARM_DESC(sim, "Create a simulated NPU: rk3588 (3 cores) or rk3576 (2 cores)");
 
 const struct rkaccel_soc_data rkaccel_rk3588_data = {
 	.name = "rk3588",
@@ -41,7 +36,6 @@ const struct rkaccel_soc_data rkaccel_rk3588_data = {
 	.task_status_reg = RKNPU_PC_TASK_STATUS_RK3588,
 	.max_tasks = 4095,
 	.cbuf_size = 384 * SZ_1K,
-	.sim_hw_version = 0x35880000,
 };
 
 const struct rkaccel_soc_data rkaccel_rk3576_data = {
@@ -52,12 +46,6 @@ const struct rkaccel_soc_data rkaccel_rk3576_data = {
 	.task_status_reg = RKNPU_PC_TASK_STATUS_RK3576,
 	.max_tasks = 65535,
 	.cbuf_size = 384 * SZ_1K,
-	.sim_hw_version = 0x35760000,
-};
-
-static const struct rkaccel_soc_data *const rkaccel_socs[] = {
-	&rkaccel_rk3588_data,
-	&rkaccel_rk3576_data,
 };
 
 static const struct drm_ioctl_desc rkaccel_ioctls[] = {
@@ -78,8 +66,7 @@ static void rkaccel_file_release(struct kref *kref)
 
 	atomic_dec(&rfile->rdev->file_count);
 	xa_destroy(&rfile->ctxs);
-	if (rfile->vm.domain)
-		rkaccel_hw_vm_fini(rfile->rdev, &rfile->vm);
+	rkaccel_hw_vm_fini(rfile->rdev, &rfile->vm);
 	rkaccel_vm_fini(&rfile->vm);
 	kfree(rfile);
 }
@@ -101,13 +88,11 @@ static int rkaccel_open(struct drm_device *ddev, struct drm_file *file)
 	kref_init(&rfile->refcount);
 	rfile->rdev = rdev;
 	rkaccel_vm_init(&rfile->vm);
-	if (rdev->backend == DRM_RKACCEL_BACKEND_SILICON) {
-		ret = rkaccel_hw_vm_init(rdev, &rfile->vm);
-		if (ret) {
-			rkaccel_vm_fini(&rfile->vm);
-			kfree(rfile);
-			return ret;
-		}
+	ret = rkaccel_hw_vm_init(rdev, &rfile->vm);
+	if (ret) {
+		rkaccel_vm_fini(&rfile->vm);
+		kfree(rfile);
+		return ret;
 	}
 	xa_init_flags(&rfile->ctxs, XA_FLAGS_ALLOC1);
 	atomic_inc(&rdev->file_count);
@@ -221,103 +206,19 @@ int rkaccel_device_register(struct rkaccel_device *rdev)
 	return 0;
 }
 
-static int rkaccel_sim_probe(struct platform_device *pdev)
-{
-	const struct rkaccel_soc_data *soc = dev_get_platdata(&pdev->dev);
-	struct rkaccel_device *rdev;
-	int ret;
-
-	rdev = rkaccel_device_create(&pdev->dev, soc, DRM_RKACCEL_BACKEND_SIM, soc->num_cores);
-	if (IS_ERR(rdev))
-		return PTR_ERR(rdev);
-	ret = rkaccel_sim_init(rdev);
-	if (ret)
-		return ret;
-	return rkaccel_device_register(rdev);
-}
-
-static void rkaccel_sim_remove(struct platform_device *pdev)
-{
-	struct rkaccel_device *rdev = platform_get_drvdata(pdev);
-
-	drm_dev_unplug(&rdev->ddev);
-}
-
-static struct platform_driver rkaccel_sim_driver = {
-	.probe = rkaccel_sim_probe,
-	.remove = rkaccel_sim_remove,
-	.driver = {
-		.name = RKACCEL_SIM_DRIVER_NAME,
-		/* the device goes with the module, which files and jobs pin */
-		.suppress_bind_attrs = true,
-	},
-};
-
-static struct platform_device *rkaccel_sim_pdev;
-
-static const struct rkaccel_soc_data *rkaccel_sim_soc(const char *name)
-{
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(rkaccel_socs); i++)
-		if (sysfs_streq(name, rkaccel_socs[i]->name))
-			return rkaccel_socs[i];
-	return NULL;
-}
-
-static int rkaccel_sim_create(void)
-{
-	const struct rkaccel_soc_data *soc = rkaccel_sim_soc(sim);
-	struct platform_device *pdev;
-
-	if (!soc) {
-		pr_err("rkaccel: sim=%s: unknown SoC (rk3588 or rk3576)\n", sim);
-		return -EINVAL;
-	}
-
-	pdev = platform_device_register_data(NULL, RKACCEL_SIM_DRIVER_NAME, PLATFORM_DEVID_NONE,
-					     soc, sizeof(*soc));
-	if (IS_ERR(pdev))
-		return PTR_ERR(pdev);
-	/* The probe ran synchronously: sim= asked for this device, so no device, no module. */
-	if (!device_is_bound(&pdev->dev)) {
-		platform_device_unregister(pdev);
-		pr_err("rkaccel: sim=%s: the simulated NPU failed to probe\n", sim);
-		return -ENODEV;
-	}
-	rkaccel_sim_pdev = pdev;
-	return 0;
-}
-
 static struct platform_driver *const rkaccel_drivers[] = {
-	&rkaccel_sim_driver,
 	&rkaccel_hw_npu_driver,
 	&rkaccel_hw_core_driver,
 };
 
-/*
- * The silicon cores bind from the device tree as soon as their driver is
- * registered; sim= adds a simulated NPU beside (or instead of) them.
- */
+/* The cores bind from the device tree as soon as their driver is registered. */
 static int __init rkaccel_init(void)
 {
-	int ret;
-
-	ret = platform_register_drivers(rkaccel_drivers, ARRAY_SIZE(rkaccel_drivers));
-	if (ret)
-		return ret;
-
-	if (sim && *sim) {
-		ret = rkaccel_sim_create();
-		if (ret)
-			platform_unregister_drivers(rkaccel_drivers, ARRAY_SIZE(rkaccel_drivers));
-	}
-	return ret;
+	return platform_register_drivers(rkaccel_drivers, ARRAY_SIZE(rkaccel_drivers));
 }
 
 static void __exit rkaccel_exit(void)
 {
-	platform_device_unregister(rkaccel_sim_pdev);
 	platform_unregister_drivers(rkaccel_drivers, ARRAY_SIZE(rkaccel_drivers));
 }
 

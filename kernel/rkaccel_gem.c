@@ -10,6 +10,7 @@
 #include <drm/drm_prime.h>
 #include <drm/drm_utils.h>
 #include <drm/drm_vma_manager.h>
+#include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
 #include <linux/mm.h>
 #include <linux/sched/signal.h>
@@ -84,6 +85,7 @@ static int rkaccel_gem_open(struct drm_gem_object *obj, struct drm_file *file)
 	struct rkaccel_file *rfile = file->driver_priv;
 	struct rkaccel_bo *bo = to_rkaccel_bo(obj);
 	struct rkaccel_bo_mapping *m;
+	struct sg_table *sgt;
 	int ret;
 
 	guard(mutex)(&bo->lock);
@@ -97,6 +99,15 @@ static int rkaccel_gem_open(struct drm_gem_object *obj, struct drm_file *file)
 	ret = drm_gem_shmem_pin(&bo->base);
 	if (ret)
 		return ret;
+	/*
+	 * The pages' DMA mapping for the device, made once here: SUBMIT,
+	 * which holds the reservation, and the signalling path only sync it.
+	 */
+	sgt = drm_gem_shmem_get_pages_sgt(&bo->base);
+	if (IS_ERR(sgt)) {
+		ret = PTR_ERR(sgt);
+		goto err_unpin;
+	}
 
 	m = kzalloc(sizeof(*m), GFP_KERNEL);
 	if (!m) {
@@ -380,6 +391,9 @@ int rkaccel_ioctl_bo_seal(struct drm_device *ddev, void *data, struct drm_file *
 	} else if (!READ_ONCE(bo->sealed)) {
 		dma_resv_lock(obj->resv, NULL);
 		WRITE_ONCE(bo->sealed, true);
+		/* final content: the device sees it from now on, jobs never sync it */
+		if (bo->base.sgt)
+			dma_sync_sgtable_for_device(ddev->dev, bo->base.sgt, DMA_TO_DEVICE);
 		dma_resv_unlock(obj->resv);
 		/* Drop writable PTEs: later faults map read-only. */
 		drm_vma_node_unmap(&obj->vma_node, ddev->anon_inode->i_mapping);

@@ -27,6 +27,7 @@
 #include "rkaccel_device.h"
 #include "rkaccel_gem.h"
 #include "rkaccel_hw.h"
+#include "rkaccel_hw_regs.h"
 #include "rkaccel_job.h"
 #include "rkaccel_regs.h"
 
@@ -43,54 +44,110 @@ static const struct of_device_id rkaccel_hw_of_match[] = {
 };
 MODULE_DEVICE_TABLE(of, rkaccel_hw_of_match);
 
-/* The MMIO address of core register @reg: PC, CNA and CORE are mapped. */
-static void __iomem *hw_reg_addr(struct rkaccel_hw_core *hw, u32 reg)
-{
-	u32 off = reg % RKACCEL_HW_BLOCK_SIZE;
+/* Cores as platform devices without a device tree (rkaccel_sim's x86 shim). */
+static const struct platform_device_id rkaccel_hw_ids[] = {
+	{ .name = "rk3588-rknn-core", .driver_data = (kernel_ulong_t)&rkaccel_rk3588_data },
+	{ .name = "rk3576-rknn-core", .driver_data = (kernel_ulong_t)&rkaccel_rk3576_data },
+	{ }
+};
+MODULE_DEVICE_TABLE(platform, rkaccel_hw_ids);
 
-	switch (reg - off) {
+static DEFINE_MUTEX(hw_regs_lock);
+/* The provider of non-MMIO register blocks, if one is loaded; under the lock. */
+static const struct rkaccel_hw_regs *hw_regs_provider;
+
+/**
+ * rkaccel_hw_regs_register - offer register blocks to cores that probe.
+ * @regs: the provider; stays registered until rkaccel_hw_regs_unregister().
+ *
+ * Cores that already failed to probe are tried again. Returns -EBUSY when
+ * another provider is registered.
+ */
+int rkaccel_hw_regs_register(const struct rkaccel_hw_regs *regs)
+{
+	scoped_guard(mutex, &hw_regs_lock) {
+		if (hw_regs_provider)
+			return -EBUSY;
+		hw_regs_provider = regs;
+	}
+	return driver_attach(&rkaccel_hw_core_driver.driver);
+}
+EXPORT_SYMBOL_GPL(rkaccel_hw_regs_register);
+
+/**
+ * rkaccel_hw_regs_unregister - no more cores claim @regs.
+ * @regs: the provider. The cores it claimed are its to unbind.
+ */
+void rkaccel_hw_regs_unregister(const struct rkaccel_hw_regs *regs)
+{
+	guard(mutex)(&hw_regs_lock);
+	if (hw_regs_provider == regs)
+		hw_regs_provider = NULL;
+}
+EXPORT_SYMBOL_GPL(rkaccel_hw_regs_unregister);
+
+/* The MMIO block of core register @reg: PC, CNA and CORE are mapped. */
+static void __iomem *hw_block(struct rkaccel_hw_core *hw, u32 reg)
+{
+	switch (reg - reg % RKACCEL_HW_BLOCK_SIZE) {
 	case 0:
-		return hw->pc + off;
+		return hw->pc;
 	case RKACCEL_HW_CNA_BASE:
-		return hw->cna + off;
+		return hw->cna;
 	case RKACCEL_HW_CORE_BASE:
-		return hw->corex + off;
+		return hw->corex;
 	default:
 		return NULL;
 	}
 }
 
-/* Registers are only touched with the clocks on: a job holds the core up. */
-static void __iomem *hw_reg_checked(struct rkaccel_hw_core *hw, u32 reg)
+/*
+ * Registers are only touched with the clocks on (a job holds the core up),
+ * in the blocks the core maps, whoever provides them.
+ */
+static bool hw_reg_valid(struct rkaccel_hw_core *hw, u32 reg)
 {
-	void __iomem *addr = hw_reg_addr(hw, reg);
+	u32 block = reg - reg % RKACCEL_HW_BLOCK_SIZE;
+	bool mapped = block == 0 || block == RKACCEL_HW_CNA_BASE || block == RKACCEL_HW_CORE_BASE;
 
-	if (WARN_ON_ONCE(!addr || reg % 4 || !READ_ONCE(hw->powered)))
-		return NULL;
-	return addr;
+	return !WARN_ON_ONCE(!mapped || reg % 4 || !READ_ONCE(hw->powered));
+}
+
+/* A core register, from MMIO or from the provider of its block. */
+u32 rkaccel_hw_read(struct rkaccel_hw_core *hw, u32 reg)
+{
+	if (!hw_reg_valid(hw, reg))
+		return 0;
+	if (hw->ext)
+		return hw->ext->read(hw->ext_priv, reg);
+	return readl(hw_block(hw, reg) + reg % RKACCEL_HW_BLOCK_SIZE);
+}
+
+static void rkaccel_hw_write(struct rkaccel_hw_core *hw, u32 reg, u32 val)
+{
+	if (!hw_reg_valid(hw, reg))
+		return;
+	if (hw->ext)
+		hw->ext->write(hw->ext_priv, reg, val);
+	else
+		writel(val, hw_block(hw, reg) + reg % RKACCEL_HW_BLOCK_SIZE);
 }
 
 static u32 hw_read(struct rkaccel_core *core, u32 reg)
 {
 	struct rkaccel_hw_core *hw = core->backend;
-	void __iomem *addr;
 
 	/* Read at probe: QUERY must not need a powered core. */
 	if (reg == RKNPU_PC_VERSION)
 		return hw->hw_version;
 	if (reg == RKNPU_PC_VERSION_NUM)
 		return hw->hw_version_num;
-
-	addr = hw_reg_checked(hw, reg);
-	return addr ? readl(addr) : 0;
+	return rkaccel_hw_read(hw, reg);
 }
 
 static void hw_write(struct rkaccel_core *core, u32 reg, u32 val)
 {
-	void __iomem *addr = hw_reg_checked(core->backend, reg);
-
-	if (addr)
-		writel(val, addr);
+	rkaccel_hw_write(core->backend, reg, val);
 }
 
 /* Back to the default domain; the next job attaches its own again. */
@@ -113,6 +170,8 @@ static int hw_attach_vm(struct rkaccel_core *core, struct rkaccel_vm *vm)
 	struct rkaccel_hw_core *hw = core->backend;
 	int ret;
 
+	if (hw->ext)
+		return hw->ext->attach_vm(hw->ext_priv, vm);
 	guard(mutex)(&hw->domain_lock);
 	if (hw->domain == vm->domain)
 		return 0;
@@ -134,17 +193,24 @@ static void hw_reset(struct rkaccel_core *core)
 {
 	struct rkaccel_hw_core *hw = core->backend;
 
-	writel(0, hw->pc + RKNPU_PC_INTERRUPT_MASK);
+	rkaccel_hw_write(hw, RKNPU_PC_INTERRUPT_MASK, 0);
 	synchronize_irq(hw->irq);
 	reset_control_assert(hw->rst);
 	usleep_range(10, 20);
 	reset_control_deassert(hw->rst);
+	if (hw->ext)
+		hw->ext->reset(hw->ext_priv);
 	/* The IOMMU state after a core reset is not trusted: reattach. */
 	guard(mutex)(&hw->domain_lock);
 	hw_detach_locked(hw);
 }
 
-/* The device is not coherent: CPU writes reach memory before the job. */
+/*
+ * The device is not coherent: CPU writes reach memory before the job. The
+ * BOs were mapped for the device when their handles were made, and sealed
+ * weights synced once at seal; here, under the job's reservations, only
+ * the other BOs are synced.
+ */
 static int hw_job_begin(struct rkaccel_core *core, struct rkaccel_job *job)
 {
 	struct rkaccel_hw_core *hw = core->backend;
@@ -157,14 +223,10 @@ static int hw_job_begin(struct rkaccel_core *core, struct rkaccel_job *job)
 		return ret;
 
 	for (i = 0; i < job->bo_count; i++) {
-		struct sg_table *sgt;
+		struct rkaccel_bo *bo = to_rkaccel_bo(job->bos[i]);
 
-		sgt = drm_gem_shmem_get_pages_sgt(&to_rkaccel_bo(job->bos[i])->base);
-		if (IS_ERR(sgt)) {
-			pm_runtime_put_autosuspend(hw->dev);
-			return PTR_ERR(sgt);
-		}
-		dma_sync_sgtable_for_device(dma_dev, sgt, DMA_BIDIRECTIONAL);
+		if (bo->base.sgt && !READ_ONCE(bo->sealed))
+			dma_sync_sgtable_for_device(dma_dev, bo->base.sgt, DMA_BIDIRECTIONAL);
 	}
 	return 0;
 }
@@ -206,12 +268,12 @@ static irqreturn_t hw_irq(int irq, void *data)
 
 	if (!READ_ONCE(hw->powered))
 		return IRQ_NONE;
-	status = readl(hw->pc + RKNPU_PC_INTERRUPT_STATUS);
-	raw = readl(hw->pc + RKNPU_PC_INTERRUPT_RAW_STATUS);
-	if (!status && !(raw & RKNPU_INT_DMA_ERROR))
+	status = rkaccel_hw_read(hw, RKNPU_PC_INTERRUPT_STATUS);
+	raw = rkaccel_hw_read(hw, RKNPU_PC_INTERRUPT_RAW_STATUS);
+	if (!status && !(raw & RKNPU_INT_ERRORS))
 		return IRQ_NONE;
 
-	writel(0, hw->pc + RKNPU_PC_INTERRUPT_MASK);
+	rkaccel_hw_write(hw, RKNPU_PC_INTERRUPT_MASK, 0);
 	return IRQ_WAKE_THREAD;
 }
 
@@ -223,25 +285,58 @@ static irqreturn_t hw_irq_thread(int irq, void *data)
 	if (core) {
 		rkaccel_core_irq(core);
 	} else {
-		writel(0, hw->pc + RKNPU_PC_OPERATION_ENABLE);
-		writel(RKNPU_INT_ALL, hw->pc + RKNPU_PC_INTERRUPT_CLEAR);
+		rkaccel_hw_write(hw, RKNPU_PC_OPERATION_ENABLE, 0);
+		rkaccel_hw_write(hw, RKNPU_PC_INTERRUPT_CLEAR, RKNPU_INT_ALL);
 	}
 	return IRQ_HANDLED;
 }
 
 static int rkaccel_hw_core_irq_init(struct rkaccel_hw_core *hw)
 {
-	struct platform_device *pdev = to_platform_device(hw->dev);
-
-	hw->irq = platform_get_irq(pdev, 0);
-	if (hw->irq < 0)
-		return hw->irq;
 	return devm_request_threaded_irq(hw->dev, hw->irq, hw_irq, hw_irq_thread, IRQF_SHARED,
 					 dev_name(hw->dev), hw);
 }
 
+static void hw_release_ext(void *data)
+{
+	struct rkaccel_hw_core *hw = data;
+
+	hw->ext->release(hw->ext_priv);
+}
+
+/*
+ * A provider of register blocks (rkaccel_sim.ko) may stand in for this
+ * core's registers; returns 1 when it did, 0 to map MMIO.
+ */
+static int hw_claim_ext(struct rkaccel_hw_core *hw, const struct resource *pc)
+{
+	void *priv;
+
+	scoped_guard(mutex, &hw_regs_lock) {
+		if (!hw_regs_provider)
+			return 0;
+		priv = hw_regs_provider->claim(hw->dev, pc, hw->soc, hw->irq);
+		if (IS_ERR_OR_NULL(priv))
+			return PTR_ERR_OR_ZERO(priv);
+		hw->ext = hw_regs_provider;
+		hw->ext_priv = priv;
+	}
+	dev_info(hw->dev, "registers at %pR provided by %s\n", pc, module_name(hw->ext->owner));
+	return devm_add_action_or_reset(hw->dev, hw_release_ext, hw) ?: 1;
+}
+
 static int hw_map_regs(struct rkaccel_hw_core *hw, struct platform_device *pdev)
 {
+	struct resource *pc;
+	int ret;
+
+	pc = platform_get_resource_byname(pdev, IORESOURCE_MEM, "pc");
+	if (!pc)
+		return dev_err_probe(hw->dev, -EINVAL, "no \"pc\" register range\n");
+	ret = hw_claim_ext(hw, pc);
+	if (ret)
+		return ret < 0 ? ret : 0;
+
 	hw->pc = devm_platform_ioremap_resource_byname(pdev, "pc");
 	if (IS_ERR(hw->pc))
 		return PTR_ERR(hw->pc);
@@ -267,8 +362,13 @@ static int hw_get_clocks_resets(struct rkaccel_hw_core *hw)
 	if (ret)
 		return dev_err_probe(hw->dev, ret, "clocks\n");
 
+	/* Without a device tree (the x86 shim) there is no reset to look up. */
+	if (!hw->dev->of_node)
+		return 0;
 	hw->rst = devm_reset_control_array_get_exclusive(hw->dev);
-	return PTR_ERR_OR_ZERO(hw->rst);
+	if (IS_ERR(hw->rst))
+		return dev_err_probe(hw->dev, PTR_ERR(hw->rst), "resets\n");
+	return 0;
 }
 
 static void hw_put_group(void *data)
@@ -278,6 +378,9 @@ static void hw_put_group(void *data)
 
 static int hw_get_iommu_group(struct rkaccel_hw_core *hw)
 {
+	/* A provided register block translates through the file's page table. */
+	if (hw->ext)
+		return 0;
 	hw->group = iommu_group_get(hw->dev);
 	if (!hw->group)
 		return dev_err_probe(hw->dev, -ENODEV, "no IOMMU: the core needs its iommus\n");
@@ -323,7 +426,9 @@ static int rkaccel_hw_core_probe(struct platform_device *pdev)
 	if (!hw)
 		return -ENOMEM;
 	hw->dev = &pdev->dev;
-	hw->soc = of_device_get_match_data(&pdev->dev);
+	hw->soc = device_get_match_data(&pdev->dev);
+	if (!hw->soc)
+		hw->soc = (const void *)platform_get_device_id(pdev)->driver_data;
 	ret = hw_check_other_driver(hw->dev);
 	if (ret)
 		return ret;
@@ -331,9 +436,14 @@ static int rkaccel_hw_core_probe(struct platform_device *pdev)
 	if (ret)
 		return ret;
 
-	ret = hw_map_regs(hw, pdev);
+	/* Clocks first: a provided register block comes with its clocks. */
+	ret = hw_get_clocks_resets(hw);
+	if (!ret) {
+		hw->irq = platform_get_irq(pdev, 0);
+		ret = hw->irq < 0 ? hw->irq : 0;
+	}
 	if (!ret)
-		ret = hw_get_clocks_resets(hw);
+		ret = hw_map_regs(hw, pdev);
 	if (!ret)
 		ret = hw_get_iommu_group(hw);
 	if (!ret)
@@ -394,6 +504,16 @@ int rkaccel_hw_core_slot(struct rkaccel_hw_core *hw, unsigned int *count)
 	struct device_node *np;
 	int usable;
 
+	/* A platform device without a device tree: its id is its slot. */
+	if (!hw->dev->of_node) {
+		hw->index = to_platform_device(hw->dev)->id;
+		*count = hw->soc->num_cores;
+		if (hw->index >= *count)
+			return dev_err_probe(hw->dev, -EINVAL, "core %u of %u\n",
+					     hw->index, *count);
+		return 0;
+	}
+
 	hw->index = UINT_MAX;
 	for_each_matching_node_and_match(np, rkaccel_hw_of_match, &match) {
 		if (match->data != hw->soc)
@@ -418,12 +538,17 @@ int rkaccel_hw_core_slot(struct rkaccel_hw_core *hw, unsigned int *count)
 	return 0;
 }
 
-/* The IOMMU domain of one open file, in the IOMMU type of the cores. */
+/*
+ * An open file: its IOMMU domain, in the IOMMU type of the cores. A
+ * provider of the register blocks is pinned instead while the file is open.
+ */
 int rkaccel_hw_vm_init(struct rkaccel_device *rdev, struct rkaccel_vm *vm)
 {
 	struct rkaccel_hw_core *hw = rdev->cores[0]->backend;
 	struct iommu_domain *domain;
 
+	if (hw->ext)
+		return try_module_get(hw->ext->owner) ? 0 : -ENODEV;
 	domain = iommu_paging_domain_alloc(hw->dev);
 	if (IS_ERR(domain))
 		return PTR_ERR(domain);
@@ -437,8 +562,13 @@ int rkaccel_hw_vm_init(struct rkaccel_device *rdev, struct rkaccel_vm *vm)
 /* The file is gone: no core may keep its domain attached. */
 void rkaccel_hw_vm_fini(struct rkaccel_device *rdev, struct rkaccel_vm *vm)
 {
+	struct rkaccel_hw_core *hw0 = rdev->cores[0]->backend;
 	unsigned int i;
 
+	if (hw0->ext) {
+		module_put(hw0->ext->owner);
+		return;
+	}
 	for (i = 0; i < rdev->num_cores; i++) {
 		struct rkaccel_hw_core *hw = rdev->cores[i]->backend;
 
@@ -451,6 +581,7 @@ void rkaccel_hw_vm_fini(struct rkaccel_device *rdev, struct rkaccel_vm *vm)
 struct platform_driver rkaccel_hw_core_driver = {
 	.probe = rkaccel_hw_core_probe,
 	.remove = rkaccel_hw_core_remove,
+	.id_table = rkaccel_hw_ids,
 	.driver = {
 		.name = RKACCEL_HW_CORE_DRIVER_NAME,
 		.of_match_table = rkaccel_hw_of_match,

@@ -18,6 +18,7 @@ struct reset_control;
 struct rkaccel_core;
 struct rkaccel_device;
 struct rkaccel_hw_devfreq;
+struct rkaccel_hw_regs;
 struct rkaccel_soc_data;
 struct rkaccel_vm;
 
@@ -29,6 +30,9 @@ struct rkaccel_vm;
  * @dev: the core's platform device.
  * @soc: per-SoC data from the core's compatible.
  * @index: core number among the cores present (0-based).
+ * @ext: the provider of the register block when it is not MMIO
+ *	(rkaccel_sim.ko), else NULL.
+ * @ext_priv: the provider's data for this core.
  * @pc: MMIO of the PC block (core base + 0x0000).
  * @cna: MMIO of the CNA block (core base + 0x1000).
  * @corex: MMIO of the CORE block (core base + 0x3000).
@@ -36,7 +40,7 @@ struct rkaccel_vm;
  * @num_clks: entries in @clks.
  * @rst: the core's resets (srst_a, srst_h), asserted together.
  * @irq: the core's interrupt line, shared with its IOMMU.
- * @group: the core's IOMMU group.
+ * @group: the core's IOMMU group; NULL with @ext (no IOMMU).
  * @domain_lock: protects @domain.
  * @domain: IOMMU domain attached to the core, NULL for the default one.
  * @powered: clocks are on and the registers may be touched.
@@ -50,6 +54,8 @@ struct rkaccel_hw_core {
 	struct device *dev;
 	const struct rkaccel_soc_data *soc;
 	unsigned int index;
+	const struct rkaccel_hw_regs *ext;
+	void *ext_priv;
 	void __iomem *pc;
 	void __iomem *cna;
 	void __iomem *corex;
@@ -73,6 +79,7 @@ extern struct platform_driver rkaccel_hw_core_driver;
 extern struct platform_driver rkaccel_hw_npu_driver;
 extern struct mutex rkaccel_hw_link_lock;
 
+u32 rkaccel_hw_read(struct rkaccel_hw_core *hw, u32 reg);
 int rkaccel_hw_pm_init(struct rkaccel_hw_core *hw);
 int rkaccel_hw_opp_init(struct rkaccel_hw_core *hw);
 int rkaccel_hw_core_slot(struct rkaccel_hw_core *hw, unsigned int *count);

@@ -129,7 +129,9 @@ static int rkaccel_hw_npu_probe(struct platform_device *pdev)
 	if (ret)
 		return ret;
 
-	rdev = rkaccel_device_create(&pdev->dev, npu->soc, DRM_RKACCEL_BACKEND_SILICON,
+	rdev = rkaccel_device_create(&pdev->dev, npu->soc,
+				     npu->cores[0]->ext ? DRM_RKACCEL_BACKEND_SIM :
+							  DRM_RKACCEL_BACKEND_SILICON,
 				     npu->num_cores);
 	if (IS_ERR(rdev))
 		return PTR_ERR(rdev);

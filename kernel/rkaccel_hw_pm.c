@@ -331,13 +331,21 @@ static int rkaccel_hw_attach_domains(struct rkaccel_hw_core *hw)
 	return n < 0 ? n : 0;
 }
 
-/* Read what QUERY reports while the core is up once at probe. */
-static void rkaccel_hw_read_version(struct rkaccel_hw_core *hw)
+/*
+ * Read what QUERY reports while the core is up once at probe. All zeros or
+ * all ones is no core answering (unclocked, unpowered or not there).
+ */
+static int rkaccel_hw_read_version(struct rkaccel_hw_core *hw)
 {
-	hw->hw_version = readl(hw->pc + RKNPU_PC_VERSION);
-	hw->hw_version_num = readl(hw->pc + RKNPU_PC_VERSION_NUM);
-	dev_dbg(hw->dev, "hardware version 0x%x\n",
-		hw->hw_version + (hw->hw_version_num & 0xffff));
+	hw->hw_version = rkaccel_hw_read(hw, RKNPU_PC_VERSION);
+	hw->hw_version_num = rkaccel_hw_read(hw, RKNPU_PC_VERSION_NUM);
+	if (!hw->hw_version || hw->hw_version == U32_MAX)
+		return dev_err_probe(hw->dev, -ENODEV,
+				     "PC_VERSION reads 0x%08x: the core does not answer\n",
+				     hw->hw_version);
+	dev_info(hw->dev, "hardware version 0x%x\n",
+		 hw->hw_version + (hw->hw_version_num & 0xffff));
+	return 0;
 }
 
 int rkaccel_hw_pm_init(struct rkaccel_hw_core *hw)
@@ -361,8 +369,8 @@ int rkaccel_hw_pm_init(struct rkaccel_hw_core *hw)
 	ret = pm_runtime_resume_and_get(hw->dev);
 	if (ret)
 		return ret;
-	rkaccel_hw_read_version(hw);
+	ret = rkaccel_hw_read_version(hw);
 	pm_runtime_mark_last_busy(hw->dev);
 	pm_runtime_put_autosuspend(hw->dev);
-	return 0;
+	return ret;
 }

@@ -19,6 +19,8 @@
 #define RKNPU_INT_DMA_ERROR		(RKNPU_INT_DMA_READ_ERROR | RKNPU_INT_DMA_WRITE_ERROR)
 /* Simulator only: the task asked for a setting the simulator does not implement. */
 #define RKNPU_INT_SIM_UNSUPPORTED	BIT(16)
+/* Bits that end a job with an error; they interrupt whatever the mask. */
+#define RKNPU_INT_ERRORS		(RKNPU_INT_DMA_ERROR | RKNPU_INT_SIM_UNSUPPORTED)
 #define RKNPU_INT_ALL			0x1ffff
 
 /* regcmd entry: target [63:48], value [47:16], register [15:0] */

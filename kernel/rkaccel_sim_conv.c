@@ -22,7 +22,6 @@
 #include <linux/sched.h>
 #include <linux/unaligned.h>
 
-#include "rkaccel_core.h"
 #include "rkaccel_device.h"
 #include "rkaccel_npu_regs.h"
 #include "rkaccel_regs.h"
@@ -31,7 +30,8 @@
 
 /* One decoded convolution task. */
 struct sim_conv {
-	struct rkaccel_core *core;
+	struct device *dev;
+	const struct rkaccel_soc_data *soc;
 	const u32 *regs;
 
 	u32 width, height, pixels;
@@ -65,8 +65,7 @@ static u32 conv_reg(const struct sim_conv *c, u32 reg)
 
 static u32 conv_refuse(const struct sim_conv *c, const char *name, u32 reg, const char *why)
 {
-	dev_err_ratelimited(c->core->rdev->ddev.dev, "sim core %u: %s = 0x%08x: %s\n",
-			    c->core->index, name, conv_reg(c, reg), why);
+	dev_err_ratelimited(c->dev, "sim: %s = 0x%08x: %s\n", name, conv_reg(c, reg), why);
 	return RKNPU_INT_SIM_UNSUPPORTED;
 }
 
@@ -80,9 +79,8 @@ static u32 conv_decode_mode(struct sim_conv *c, u32 op_enable)
 	if (op_enable & ~(RKNPU_BLK_CNA | RKNPU_BLK_CORE | RKNPU_BLK_DPU | RKNPU_BLK_DPU_RDMA) ||
 	    (op_enable & (RKNPU_BLK_CNA | RKNPU_BLK_CORE | RKNPU_BLK_DPU)) !=
 	    (RKNPU_BLK_CNA | RKNPU_BLK_CORE | RKNPU_BLK_DPU)) {
-		dev_err_ratelimited(c->core->rdev->ddev.dev,
-				    "sim core %u: op enable 0x%x: only CNA+CORE+DPU(+DPU_RDMA)\n",
-				    c->core->index, op_enable);
+		dev_err_ratelimited(c->dev, "sim: op enable 0x%x: only CNA+CORE+DPU(+DPU_RDMA)\n",
+				    op_enable);
 		return RKNPU_INT_SIM_UNSUPPORTED;
 	}
 	if (conv_reg(c, RKNPU_CNA_CONV_CON1))
@@ -107,7 +105,7 @@ static u32 conv_decode_mode(struct sim_conv *c, u32 op_enable)
 
 static u32 conv_decode_input(struct sim_conv *c)
 {
-	u32 banks = c->core->rdev->soc->cbuf_size / RKNPU_CBUF_BANK_SIZE;
+	u32 banks = c->soc->cbuf_size / RKNPU_CBUF_BANK_SIZE;
 	u32 data_banks = CONV_FIELD(c, CNA_CBUF_CON0, CBUF_CON0_DATA_BANK);
 	u32 line_words = CONV_FIELD(c, CNA_DMA_CON1, DMA_CON1_LINE_STRIDE);
 	u32 surf = CONV_FIELD(c, CNA_DMA_CON2, DMA_CON2_SURF_STRIDE);
@@ -144,7 +142,7 @@ static u32 conv_decode_input(struct sim_conv *c)
 
 static u32 conv_decode_weights(struct sim_conv *c)
 {
-	u32 banks = c->core->rdev->soc->cbuf_size / RKNPU_CBUF_BANK_SIZE;
+	u32 banks = c->soc->cbuf_size / RKNPU_CBUF_BANK_SIZE;
 	u32 data_banks = CONV_FIELD(c, CNA_CBUF_CON0, CBUF_CON0_DATA_BANK);
 	u32 wt_banks = CONV_FIELD(c, CNA_CBUF_CON0, CBUF_CON0_WEIGHT_BANK);
 
@@ -463,7 +461,8 @@ out:
 
 /**
  * rkaccel_sim_conv - run the convolution task held in a core's registers.
- * @core: the simulated core.
+ * @dev: the core's device, for messages.
+ * @soc: the core's SoC.
  * @regs: its register file (the exec work is the only writer of the blocks).
  * @op_enable: the blocks the task's enable entry started.
  * @vm: the address space the DMAs go through.
@@ -472,10 +471,11 @@ out:
  *
  * Return: 0, or the error interrupt bits to raise.
  */
-u32 rkaccel_sim_conv(struct rkaccel_core *core, const u32 *regs, u32 op_enable,
-		     struct rkaccel_vm *vm, bool compute, struct rkaccel_sim_work *work)
+u32 rkaccel_sim_conv(struct device *dev, const struct rkaccel_soc_data *soc, const u32 *regs,
+		     u32 op_enable, struct rkaccel_vm *vm, bool compute,
+		     struct rkaccel_sim_work *work)
 {
-	struct sim_conv c = { .core = core, .regs = regs };
+	struct sim_conv c = { .dev = dev, .soc = soc, .regs = regs };
 	u32 err;
 
 	err = conv_decode(&c, op_enable);

@@ -4,7 +4,8 @@
 
 #include <linux/types.h>
 
-struct rkaccel_core;
+struct device;
+struct rkaccel_soc_data;
 struct rkaccel_vm;
 
 /**
@@ -17,7 +18,8 @@ struct rkaccel_sim_work {
 	u64 bytes;
 };
 
-u32 rkaccel_sim_conv(struct rkaccel_core *core, const u32 *regs, u32 op_enable,
-		     struct rkaccel_vm *vm, bool compute, struct rkaccel_sim_work *work);
+u32 rkaccel_sim_conv(struct device *dev, const struct rkaccel_soc_data *soc, const u32 *regs,
+		     u32 op_enable, struct rkaccel_vm *vm, bool compute,
+		     struct rkaccel_sim_work *work);
 
 #endif /* _RKACCEL_SIM_CONV_H_ */

@@ -144,8 +144,10 @@ int rkaccel_vm_read(struct rkaccel_vm *vm, u64 addr, void *buf, size_t len)
 {
 	return rkaccel_vm_access(vm, addr, buf, len, false);
 }
+EXPORT_SYMBOL_GPL(rkaccel_vm_read);
 
 int rkaccel_vm_write(struct rkaccel_vm *vm, u64 addr, const void *buf, size_t len)
 {
 	return rkaccel_vm_access(vm, addr, (void *)buf, len, true);
 }
+EXPORT_SYMBOL_GPL(rkaccel_vm_write);

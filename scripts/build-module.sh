@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Build rkaccel.ko for ARCH against the extracted Debian headers, out of the
+# Build rkaccel.ko (the driver) and rkaccel_sim.ko (simulated NPU) for ARCH against the extracted Debian headers, out of the
 # source tree (build/ARCH/kernel), at W=1. Any compiler warning fails.
 # usage: build-module.sh ARCH [KDIR=dir] [make arguments, e.g. C=2]
 #   KDIR=dir builds against that kernel build tree (the debug kernel of
@@ -33,4 +33,4 @@ if grep -q 'warning:\|error:' "$log"; then
 	echo "build-module: $arch: warnings or errors (see $log)" >&2
 	exit 1
 fi
-cp "$src/kernel/rkaccel.ko" "$dest/kernel/rkaccel.ko"
+cp "$src/kernel/rkaccel.ko" "$src/kernel/rkaccel_sim.ko" "$dest/kernel/"

@@ -41,6 +41,22 @@ checkpatch() {
 
 kernel_files() { ls kernel/*.c kernel/*.h uapi/drm/*.h; }
 
+# rkaccel.ko is what a board loads: the simulator lives in rkaccel_sim.ko
+# only. No symbol of the simulator's files, defined or used, in either
+# arch's build, and the simulator's module does need the driver.
+board_module_clean() {
+	local arch ko bad
+	for arch in amd64 arm64; do
+		ko=$build/$arch/kernel/rkaccel.ko
+		[ -f "$ko" ] || { echo "$ko missing"; return 1; }
+		bad=$(nm "$ko" | grep -E ' (rkaccel_sim|sim_)[a-z_0-9]*$')
+		[ -z "$bad" ] || { echo "$arch: simulator symbols in rkaccel.ko:"; echo "$bad"; return 1; }
+		modinfo -F depends "$build/$arch/kernel/rkaccel_sim.ko" | grep -qw rkaccel || {
+			echo "$arch: rkaccel_sim.ko does not depend on rkaccel.ko"; return 1; }
+		echo "$arch: rkaccel.ko $(nm --defined-only "$ko" | wc -l) symbols, none of the simulator"
+	done
+}
+
 kerneldoc() {
 	local out
 	out=$(perl "$tree/scripts/kernel-doc" -none -Wall "$@" 2>&1)
@@ -64,6 +80,7 @@ check kernel_doc kerneldoc uapi/drm/*.h kernel/*.h
 check module_amd64_W1 scripts/build-module.sh amd64
 check module_arm64_W1 scripts/build-module.sh arm64
 check sparse_amd64 scripts/build-module.sh amd64 C=2
+check board_module_has_no_simulator board_module_clean
 check dt_bindings scripts/check-dt.sh bindings
 check dt_examples scripts/check-dt.sh examples
 check dt_overlays scripts/check-dt.sh overlays

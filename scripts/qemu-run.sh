@@ -128,7 +128,7 @@ make_initramfs() {
 		esac
 		echo "${base%.xz}" >> "$work/modules/order"
 	done
-	cp "$module" "$work/modules/"
+	cp "$module" "$(dirname "$module")/rkaccel_sim.ko" "$work/modules/"
 	# More modules for the list to load by hand (check.sh's canaries).
 	[ -z "${RKACCEL_EXTRA_MODULES:-}" ] || cp $RKACCEL_EXTRA_MODULES "$work/modules/"
 	cp "$out"/bin/* "$out"/selftests/* "$work/bin/" 2>/dev/null || true
@@ -168,9 +168,22 @@ judge() {
 	}' 2>"$logs/$arch-$soc-$name.result"
 }
 
+# arm64: QEMU virt's own device tree plus the NPU nodes of dts/qemu/, so
+# that the cores probe from the device tree as on a board.
+make_dtb() {
+	local virt=$work-virt
+	"${qemu[@]}" -m "$mem" -smp 2 -display none -nodefaults -machine dumpdtb="$virt.dtb" \
+		> /dev/null
+	dtc -q -I dtb -O dts -o "$virt.dts" "$virt.dtb"
+	printf '/include/ "%s"\n' "$top/dts/qemu/$soc-npu-sim.dtsi" >> "$virt.dts"
+	dtc -q -I dts -O dtb -i "$top/dts/qemu" -o "$work.dtb" "$virt.dts"
+	qemu+=(-dtb "$work.dtb")
+}
+
 main() {
 	mkdir -p "$logs"
 	make_initramfs
+	[ "$arch" != arm64 ] || make_dtb
 	echo "== $arch $soc $name: $kernel_label in QEMU =="
 	local qrc=0
 	timeout --foreground "$timeout_s" "${qemu[@]}" -m "$mem" -smp 2 -display none -nodefaults \

@@ -13,8 +13,8 @@
 #include "conv_run.h"
 #include "rkaccel_npu_regs.h"
 
-#define SIM_COMPUTE_PATH	"/sys/module/rkaccel/parameters/sim_compute"
-#define SIM_CLOCK_PATH		"/sys/module/rkaccel/parameters/sim_clock_mhz"
+#define SIM_COMPUTE_PATH	"/sys/module/rkaccel_sim/parameters/sim_compute"
+#define SIM_CLOCK_PATH		"/sys/module/rkaccel_sim/parameters/sim_clock_mhz"
 
 /* What every test here holds: a device, a context, one bound model. */
 struct conv_env {

@@ -39,7 +39,7 @@ FIXTURE_SETUP(fence)
 	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 250000));
 }
 
-#define SIM_HOST_DELAY_PATH	"/sys/module/rkaccel/parameters/sim_host_delay_us"
+#define SIM_HOST_DELAY_PATH	"/sys/module/rkaccel_sim/parameters/sim_host_delay_us"
 #define MAX_JOB_MS_PATH		"/sys/module/rkaccel/parameters/max_job_ms"
 #define MAX_JOB_MS_DEFAULT	30000
 

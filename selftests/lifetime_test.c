@@ -243,35 +243,6 @@ TEST_F_TIMEOUT(life, close_with_queued_jobs_runs_them, 120)
 	EXPECT_EQ(bos, rkt_debugfs_settle("bos", bos));
 }
 
-/* The module's own file and parameters, to load it again as it was. */
-static int reload_module(const char *sim)
-{
-	char params[64];
-	int fd = open("/modules/rkaccel.ko", O_RDONLY | O_CLOEXEC);
-	int ret;
-
-	if (fd < 0)
-		return -errno;
-	snprintf(params, sizeof(params), "sim=%s", sim);
-	ret = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
-	close(fd);
-	return ret;
-}
-
-/* delete_module until it works or @ms pass: 0 or the last -errno. */
-static int remove_module(int ms)
-{
-	int ret;
-
-	for (;;) {
-		ret = syscall(SYS_delete_module, "rkaccel", O_NONBLOCK) ? -errno : 0;
-		if (!ret || ms <= 0)
-			return ret;
-		usleep(20000);
-		ms -= 20;
-	}
-}
-
 TEST_F_TIMEOUT(life, rmmod_with_closed_files_job_running, 120)
 {
 	/*
@@ -284,12 +255,13 @@ TEST_F_TIMEOUT(life, rmmod_with_closed_files_job_running, 120)
 	struct drm_rkaccel_task t;
 	struct drm_rkaccel_submit_bo b;
 	struct rkt_bo cmd;
-	char sim[16];
+	char sim[32];
 	uint32_t ctx, out;
 	int fd, sfd;
 
-	if (access("/modules/rkaccel.ko", R_OK) || rkaccel_test_sim_soc(sim, sizeof(sim)))
-		SKIP(return, "needs the guest's /modules/rkaccel.ko and a simulated device");
+	if (access(RKT_DRIVER_MODULE, R_OK) || access(RKT_SIM_MODULE, R_OK))
+		SKIP(return, "needs the guest's /modules/rkaccel.ko and rkaccel_sim.ko");
+	rkt_sim_module_params(sim, sizeof(sim));
 	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 250000));
 	fd = rkt_open_fd();
 	ASSERT_LE(0, fd);
@@ -307,15 +279,20 @@ TEST_F_TIMEOUT(life, rmmod_with_closed_files_job_running, 120)
 	rkaccel_close(self->dev);
 	self->dev = NULL;
 
-	EXPECT_EQ(-EWOULDBLOCK, remove_module(0)) TH_LOG("the module went under a running job");
+	/* the file's jobs pin both: the driver and the simulator under it */
+	EXPECT_EQ(-EWOULDBLOCK, rkt_module_remove("rkaccel_sim", 0))
+		TH_LOG("the simulator went under a running job");
+	EXPECT_EQ(-EWOULDBLOCK, rkt_module_remove("rkaccel", 0))
+		TH_LOG("the module went under a running job");
 	ASSERT_EQ(0, sync_file_wait(sfd, 20000));
 	EXPECT_EQ(1, sync_file_status(sfd));
 	/* the job is freed a little after its fence; the sync_file still pins */
 	usleep(200000);
-	EXPECT_EQ(-EWOULDBLOCK, remove_module(0)) TH_LOG("the module went under a live fence");
+	EXPECT_EQ(-EWOULDBLOCK, rkt_module_remove("rkaccel", 0))
+		TH_LOG("the module went under a live fence");
 	close(sfd);
-	ASSERT_EQ(0, remove_module(5000)) TH_LOG("nothing holds the module, yet it stays");
-	ASSERT_EQ(0, reload_module(sim));
+	ASSERT_EQ(0, rkt_modules_remove(5000)) TH_LOG("nothing holds the modules, yet they stay");
+	ASSERT_EQ(0, rkt_modules_load(sim));
 	ASSERT_EQ(0, rkaccel_open(NULL, &self->dev));
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,22 +23,111 @@
 #include "rkaccel.h"
 #include "rkaccel_drm.h"
 
-#define RKT_SIM_TASK_NS_PATH	"/sys/module/rkaccel/parameters/sim_task_ns"
+#define RKT_SIM_TASK_NS_PATH	"/sys/module/rkaccel_sim/parameters/sim_task_ns"
 #define RKT_NSEC_PER_SEC	1000000000ull
 #define RKT_NSEC_PER_MSEC	1000000ull
 
-/* The SoC the simulated backend was loaded as, from its module parameter. */
+/* The SoC the guest simulates: rkaccel_soc= on its kernel command line. */
 static inline int rkaccel_test_sim_soc(char *buf, size_t len)
 {
-	FILE *f = fopen("/sys/module/rkaccel/parameters/sim", "r");
+	char line[1024] = "", *p;
+	FILE *f = fopen("/proc/cmdline", "r");
 
 	if (!f)
 		return -1;
-	if (!fgets(buf, len, f))
-		buf[0] = '\0';
+	if (!fgets(line, sizeof(line), f))
+		line[0] = '\0';
 	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
+	p = strstr(line, "rkaccel_soc=");
+	if (!p)
+		return -1;
+	p += strlen("rkaccel_soc=");
+	snprintf(buf, len, "%.*s", (int)strcspn(p, " \n"), p);
 	return 0;
+}
+
+#define RKT_SIM_MODULE		"/modules/rkaccel_sim.ko"
+#define RKT_DRIVER_MODULE	"/modules/rkaccel.ko"
+
+/*
+ * rkaccel_sim.ko's parameters as the guest loaded it: "sim=<soc>" where it
+ * created the cores (no device tree), "" where the device tree has them.
+ */
+static inline void rkt_sim_module_params(char *buf, size_t len)
+{
+	char sim[32] = "";
+	FILE *f = fopen("/sys/module/rkaccel_sim/parameters/sim", "r");
+
+	if (f) {
+		if (!fgets(sim, sizeof(sim), f))
+			sim[0] = '\0';
+		fclose(f);
+	}
+	sim[strcspn(sim, "\n")] = '\0';
+	if (!sim[0] || !strcmp(sim, "(null)"))
+		buf[0] = '\0';
+	else
+		snprintf(buf, len, "sim=%s", sim);
+}
+
+/* The device is there: the NPU's platform device has its DRM minor. */
+static inline int rkt_device_bound(void)
+{
+	return !access("/sys/bus/platform/devices/rkaccel-npu/accel", F_OK) ||
+	       !access("/sys/bus/platform/devices/rkaccel-npu/drm", F_OK);
+}
+
+/* A device-tree probe runs from the deferred list: wait @ms for it. */
+static inline int rkt_wait_device(int ms)
+{
+	for (; !rkt_device_bound() && ms > 0; ms -= 20)
+		usleep(20000);
+	return rkt_device_bound() ? 0 : -ENODEV;
+}
+
+/* delete_module(@name) until it works or @ms pass: 0 or the last -errno. */
+static inline int rkt_module_remove(const char *name, int ms)
+{
+	int ret;
+
+	for (;;) {
+		ret = syscall(SYS_delete_module, name, O_NONBLOCK) ? -errno : 0;
+		if (!ret || ms <= 0)
+			return ret;
+		usleep(20000);
+		ms -= 20;
+	}
+}
+
+/* finit_module(2) of the guest's copy of @path with @params. */
+static inline int rkt_module_load(const char *path, const char *params)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/*
+ * Both modules out (the simulator first: it depends on the driver), or
+ * back in as the guest had them, waiting for the device.
+ */
+static inline int rkt_modules_remove(int ms)
+{
+	return rkt_module_remove("rkaccel_sim", ms) ?: rkt_module_remove("rkaccel", ms);
+}
+
+static inline int rkt_modules_load(const char *sim_params)
+{
+	int ret = rkt_module_load(RKT_DRIVER_MODULE, "");
+
+	if (!ret || ret == -EEXIST)
+		ret = rkt_module_load(RKT_SIM_MODULE, sim_params);
+	return ret ?: rkt_wait_device(10000);
 }
 
 /*

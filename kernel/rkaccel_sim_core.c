@@ -1,34 +1,41 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Simulated NPU: a software core behind the same register seam as silicon.
+ * Simulated NPU core: the register block of a core that the driver found
+ * through its normal probe (device tree, or rkaccel_sim_soc.c's platform
+ * devices), offered to rkaccel.ko as a provider of register blocks
+ * (rkaccel_hw_regs.h). Everything above the registers is the board's code.
  *
  * Writing PC_OPERATION_ENABLE = 1 starts the program counter: a work item
  * fetches the regcmd chain through the attached address space's page table,
  * applies each task's register writes to the register file, counts tasks as
  * PC_TASK_CON asks and follows each task's tail to the next. The time the
  * chain takes comes from a timing model; an hrtimer then raises the DPU
- * completion bits and calls the driver's IRQ path, as silicon's interrupt
- * would. A fetch outside the mapped space raises DMA_READ_ERROR instead. A
- * task without an enable entry never completes, as on silicon.
+ * completion bits and the core's interrupt line: a GIC interrupt made
+ * pending (arm64 device tree) or the shim's software interrupt (x86). A
+ * fetch outside the mapped space raises DMA_READ_ERROR instead. A task
+ * without an enable entry never completes, as on silicon.
  *
  * A task whose enable names the convolution blocks runs the datapath
  * (rkaccel_sim_conv.c) on the registers it wrote; a task enabling no block
  * computes nothing and only takes its overhead.
  */
 
-#include <drm/drm_managed.h>
-#include <drm/drm_print.h>
 #include <linux/delay.h>
+#include <linux/device.h>
 #include <linux/hrtimer.h>
+#include <linux/interrupt.h>
+#include <linux/irq.h>
+#include <linux/list.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 
 #include "rkaccel_compat.h"
-#include "rkaccel_core.h"
 #include "rkaccel_device.h"
+#include "rkaccel_hw_regs.h"
 #include "rkaccel_npu_regs.h"
 #include "rkaccel_regs.h"
 #include "rkaccel_sim.h"
@@ -68,7 +75,10 @@ MODULE_PARM_DESC(sim_host_delay_us, "Simulator: extra host time per executed tas
 
 /**
  * struct rkaccel_sim_core - the state of one simulated core.
- * @core: the driver's core.
+ * @node: in sim_cores.
+ * @dev: the core's device (the driver's), for messages and unbinding.
+ * @soc: the core's SoC.
+ * @irq: the core's interrupt line.
  * @lock: protects @regs, @vm, @generation and the chain's timing.
  * @hw_version: PC_VERSION to report.
  * @vm: address space the core's DMA goes through.
@@ -88,7 +98,10 @@ MODULE_PARM_DESC(sim_host_delay_us, "Simulator: extra host time per executed tas
  * @regs: the register file of the whole register span.
  */
 struct rkaccel_sim_core {
-	struct rkaccel_core *core;
+	struct list_head node;
+	struct device *dev;
+	const struct rkaccel_soc_data *soc;
+	int irq;
 	spinlock_t lock;	/* protects regs, vm, generation, chain timing */
 	u32 hw_version;
 	struct rkaccel_vm *vm;
@@ -103,6 +116,11 @@ struct rkaccel_sim_core {
 	struct hrtimer done;
 	u32 regs[RKNPU_CORE_REG_SPAN / sizeof(u32)];
 };
+
+static struct workqueue_struct *sim_wq;
+static DEFINE_MUTEX(sim_cores_lock);
+/* The cores this module provides registers for; under sim_cores_lock. */
+static LIST_HEAD(sim_cores);
 
 static u32 *sim_reg(struct rkaccel_sim_core *sim, u32 reg)
 {
@@ -124,7 +142,7 @@ static u32 sim_task_status_locked(struct rkaccel_sim_core *sim)
 
 static u32 sim_read_locked(struct rkaccel_sim_core *sim, u32 reg)
 {
-	if (reg == sim->core->rdev->soc->task_status_reg)
+	if (reg == sim->soc->task_status_reg)
 		return sim_task_status_locked(sim);
 
 	switch (reg) {
@@ -162,9 +180,9 @@ static bool sim_write_locked(struct rkaccel_sim_core *sim, u32 reg, u32 val)
 }
 
 /* Explicit lock/unlock: sparse cannot follow guard() through a switch. */
-static u32 sim_read(struct rkaccel_core *core, u32 reg)
+static u32 sim_read(void *priv, u32 reg)
 {
-	struct rkaccel_sim_core *sim = core->backend;
+	struct rkaccel_sim_core *sim = priv;
 	unsigned long flags;
 	u32 val;
 
@@ -177,9 +195,9 @@ static u32 sim_read(struct rkaccel_core *core, u32 reg)
 	return val;
 }
 
-static void sim_write(struct rkaccel_core *core, u32 reg, u32 val)
+static void sim_write(void *priv, u32 reg, u32 val)
 {
-	struct rkaccel_sim_core *sim = core->backend;
+	struct rkaccel_sim_core *sim = priv;
 	unsigned long flags;
 	bool start;
 
@@ -190,12 +208,12 @@ static void sim_write(struct rkaccel_core *core, u32 reg, u32 val)
 	start = sim_write_locked(sim, reg, val);
 	spin_unlock_irqrestore(&sim->lock, flags);
 	if (start)
-		queue_work(core->rdev->sim_wq, &sim->exec);
+		queue_work(sim_wq, &sim->exec);
 }
 
-static int sim_attach_vm(struct rkaccel_core *core, struct rkaccel_vm *vm)
+static int sim_attach_vm(void *priv, struct rkaccel_vm *vm)
 {
-	struct rkaccel_sim_core *sim = core->backend;
+	struct rkaccel_sim_core *sim = priv;
 	unsigned long flags;
 
 	spin_lock_irqsave(&sim->lock, flags);
@@ -204,9 +222,9 @@ static int sim_attach_vm(struct rkaccel_core *core, struct rkaccel_vm *vm)
 	return 0;
 }
 
-static void sim_reset(struct rkaccel_core *core)
+static void sim_reset(void *priv)
 {
-	struct rkaccel_sim_core *sim = core->backend;
+	struct rkaccel_sim_core *sim = priv;
 	unsigned long flags;
 
 	spin_lock_irqsave(&sim->lock, flags);
@@ -224,13 +242,6 @@ static void sim_reset(struct rkaccel_core *core)
 	spin_unlock_irqrestore(&sim->lock, flags);
 }
 
-static const struct rkaccel_reg_ops rkaccel_sim_reg_ops = {
-	.read = sim_read,
-	.write = sim_write,
-	.attach_vm = sim_attach_vm,
-	.reset = sim_reset,
-};
-
 /* What the program counter needs from one task's regcmd. */
 struct sim_task {
 	u32 next_addr;
@@ -239,10 +250,21 @@ struct sim_task {
 	bool enabled;
 };
 
-/* Latch an interrupt bit and hand it to the driver's IRQ path. */
+/*
+ * The interrupt line: a GIC latches it as pending, as the core's level would
+ * (arm64); the x86 shim's software interrupt runs its handler directly.
+ */
+static void sim_fire(struct rkaccel_sim_core *sim)
+{
+	if (irq_set_irqchip_state(sim->irq, IRQCHIP_STATE_PENDING, true))
+		generic_handle_irq_safe(sim->irq);
+}
+
+/* Latch interrupt bits; the line rises for an unmasked bit or an error. */
 static void sim_raise(struct rkaccel_sim_core *sim, u32 gen, u32 bits)
 {
 	unsigned long flags;
+	bool line;
 
 	spin_lock_irqsave(&sim->lock, flags);
 	if (gen != sim->generation) {
@@ -250,14 +272,16 @@ static void sim_raise(struct rkaccel_sim_core *sim, u32 gen, u32 bits)
 		return;
 	}
 	*sim_reg(sim, RKNPU_PC_INTERRUPT_RAW_STATUS) |= bits;
+	line = bits & (*sim_reg(sim, RKNPU_PC_INTERRUPT_MASK) | RKNPU_INT_ERRORS);
 	spin_unlock_irqrestore(&sim->lock, flags);
-	rkaccel_core_irq(sim->core);
+	if (line)
+		sim_fire(sim);
 }
 
 /* The task-control value must be the one this SoC's layout gives. */
 static bool sim_task_con_valid(struct rkaccel_sim_core *sim, u32 task_con)
 {
-	unsigned int bits = sim->core->rdev->soc->task_number_bits;
+	unsigned int bits = sim->soc->task_number_bits;
 
 	return (task_con >> bits) == 0x7;
 }
@@ -324,7 +348,7 @@ static u32 sim_run_task(struct rkaccel_sim_core *sim, struct rkaccel_vm *vm,
 	u32 err = 0;
 
 	if (task->op_enable)
-		err = rkaccel_sim_conv(sim->core, sim->regs, task->op_enable, vm,
+		err = rkaccel_sim_conv(sim->dev, sim->soc, sim->regs, task->op_enable, vm,
 				       READ_ONCE(sim_compute), &w);
 	*ns += sim_task_time(&w);
 	return err;
@@ -351,11 +375,10 @@ static void sim_exec(struct work_struct *work)
 	WRITE_ONCE(sim->exec_tasks, 0);
 	spin_unlock_irqrestore(&sim->lock, flags);
 
-	tasks = task_con & GENMASK(sim->core->rdev->soc->task_number_bits - 1, 0);
+	tasks = task_con & GENMASK(sim->soc->task_number_bits - 1, 0);
 	if (!sim_task_con_valid(sim, task_con) || !tasks || !vm) {
-		drm_err_ratelimited(&sim->core->rdev->ddev,
-				    "sim core %u: PC_TASK_CON 0x%x invalid for %s\n",
-				    sim->core->index, task_con, sim->core->rdev->soc->name);
+		dev_err_ratelimited(sim->dev, "sim: PC_TASK_CON 0x%x invalid for %s\n",
+				    task_con, sim->soc->name);
 		sim_raise(sim, gen, RKNPU_INT_DMA_READ_ERROR);
 		return;
 	}
@@ -406,56 +429,112 @@ static enum hrtimer_restart sim_done(struct hrtimer *timer)
 	return HRTIMER_NORESTART;
 }
 
-static void rkaccel_sim_fini(struct drm_device *ddev, void *data)
+static void sim_core_free(struct rkaccel_sim_core *sim)
 {
-	struct rkaccel_device *rdev = data;
-	unsigned int i;
-
-	for (i = 0; i < rdev->num_cores; i++)
-		sim_reset(rdev->cores[i]);
-	destroy_workqueue(rdev->sim_wq);
+	kvfree(sim->cmds);
+	kfree(sim);
 }
 
-/* Released after rkaccel_sim_fini() stopped the exec work that reads it. */
-static void sim_cmds_free(struct drm_device *ddev, void *cmds)
+/* A core at @pc of a SoC this module simulates gets a simulated block. */
+static void *sim_claim(struct device *dev, const struct resource *pc,
+		       const struct rkaccel_soc_data *soc, int irq)
 {
-	kvfree(cmds);
+	struct rkaccel_sim_core *sim;
+	u32 version;
+
+	if (!rkaccel_sim_soc_claims(soc, pc->start, &version))
+		return NULL;
+	sim = kzalloc(sizeof(*sim), GFP_KERNEL);
+	if (!sim)
+		return ERR_PTR(-ENOMEM);
+	/* the hardware path may not allocate: room for the largest task */
+	sim->cmds = kvmalloc_array(SIM_MAX_CMDS, sizeof(*sim->cmds), GFP_KERNEL);
+	if (!sim->cmds) {
+		sim_core_free(sim);
+		return ERR_PTR(-ENOMEM);
+	}
+	sim->dev = dev;
+	sim->soc = soc;
+	sim->irq = irq;
+	sim->hw_version = version;
+	spin_lock_init(&sim->lock);
+	INIT_WORK(&sim->exec, sim_exec);
+	hrtimer_setup(&sim->done, sim_done, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	scoped_guard(mutex, &sim_cores_lock)
+		list_add_tail(&sim->node, &sim_cores);
+	return sim;
 }
 
-int rkaccel_sim_init(struct rkaccel_device *rdev)
+static void sim_release(void *priv)
 {
-	unsigned int i;
+	struct rkaccel_sim_core *sim = priv;
+
+	sim_reset(sim);
+	scoped_guard(mutex, &sim_cores_lock)
+		list_del(&sim->node);
+	sim_core_free(sim);
+}
+
+static const struct rkaccel_hw_regs sim_regs = {
+	.owner = THIS_MODULE,
+	.claim = sim_claim,
+	.release = sim_release,
+	.read = sim_read,
+	.write = sim_write,
+	.attach_vm = sim_attach_vm,
+	.reset = sim_reset,
+};
+
+/*
+ * The module is going (no file of the device is open: files hold it):
+ * unbind the cores it provides registers for, which removes the device.
+ */
+static void sim_unbind_cores(void)
+{
+	for (;;) {
+		struct rkaccel_sim_core *sim;
+		struct device *dev;
+
+		scoped_guard(mutex, &sim_cores_lock) {
+			sim = list_first_entry_or_null(&sim_cores, struct rkaccel_sim_core, node);
+			dev = sim ? get_device(sim->dev) : NULL;
+		}
+		if (!dev)
+			return;
+		device_release_driver(dev);
+		put_device(dev);
+	}
+}
+
+static int __init rkaccel_sim_init(void)
+{
+	int ret;
 
 	/* Unbound: the simulated cores run in parallel on different CPUs. */
-	rdev->sim_wq = alloc_workqueue("rkaccel-sim", WQ_UNBOUND, 0);
-	if (!rdev->sim_wq)
+	sim_wq = alloc_workqueue("rkaccel-sim", WQ_UNBOUND, 0);
+	if (!sim_wq)
 		return -ENOMEM;
-
-	for (i = 0; i < rdev->num_cores; i++) {
-		struct rkaccel_sim_core *sim;
-		struct rkaccel_core *core;
-
-		sim = drmm_kzalloc(&rdev->ddev, sizeof(*sim), GFP_KERNEL);
-		if (!sim)
-			goto err;
-		spin_lock_init(&sim->lock);
-		sim->hw_version = rdev->soc->sim_hw_version;
-		sim->cmds = kvmalloc_array(SIM_MAX_CMDS, sizeof(*sim->cmds), GFP_KERNEL);
-		if (!sim->cmds ||
-		    drmm_add_action_or_reset(&rdev->ddev, sim_cmds_free, sim->cmds))
-			goto err;
-		INIT_WORK(&sim->exec, sim_exec);
-		hrtimer_setup(&sim->done, sim_done, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
-
-		core = rkaccel_core_create(rdev, i, &rkaccel_sim_reg_ops, sim);
-		if (IS_ERR(core))
-			goto err;
-		sim->core = core;
-		rdev->cores[i] = core;
+	ret = rkaccel_hw_regs_register(&sim_regs);
+	if (!ret)
+		ret = rkaccel_sim_soc_init();
+	if (ret) {
+		rkaccel_hw_regs_unregister(&sim_regs);
+		sim_unbind_cores();
+		destroy_workqueue(sim_wq);
 	}
-	return drmm_add_action_or_reset(&rdev->ddev, rkaccel_sim_fini, rdev);
-
-err:
-	destroy_workqueue(rdev->sim_wq);
-	return -ENOMEM;
+	return ret;
 }
+
+static void __exit rkaccel_sim_exit(void)
+{
+	rkaccel_hw_regs_unregister(&sim_regs);
+	sim_unbind_cores();
+	rkaccel_sim_soc_exit();
+	destroy_workqueue(sim_wq);
+}
+
+module_init(rkaccel_sim_init);
+module_exit(rkaccel_sim_exit);
+
+MODULE_DESCRIPTION("Simulated NPU register blocks for rkaccel (tests, QEMU)");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The board's code path: the cores probed through rkaccel_hw*.c (device tree
+ * on arm64, rkaccel_sim's platform devices on x86), runtime PM, devfreq and
+ * npu_mhz, system sleep with jobs queued, removal and a second probe, and
+ * the probe's error paths (a missing clock, a missing interrupt, registers
+ * that read back zero), each refused with its message and no device.
+ */
+
+#include <dirent.h>
+#include <glob.h>
+#include <poll.h>
+#include <sys/stat.h>
+
+#include "kselftest_harness.h"
+#include "rkaccel_test.h"
+#include "regcmd.h"
+
+#define CORE_DRIVER	"/sys/bus/platform/drivers/rkaccel-core"
+#define RKACCEL_MAX_CORES_TEST	3
+
+/* The cores bound to rkaccel-core: their sysfs device directories. */
+static int core_dirs(char dirs[][320], int max)
+{
+	struct dirent *e;
+	DIR *d = opendir(CORE_DRIVER);
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) && n < max) {
+		char link[320];
+		struct stat st;
+
+		snprintf(link, sizeof(link), CORE_DRIVER "/%s/power", e->d_name);
+		if (e->d_name[0] == '.' || stat(link, &st))
+			continue;
+		snprintf(dirs[n++], 320, CORE_DRIVER "/%s", e->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+static int read_str(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, len, f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static int write_str(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = fputs(val, f) < 0 ? -EIO : 0;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+static int core_attr(const char *core, const char *attr, char *buf, size_t len)
+{
+	char path[400];
+
+	snprintf(path, sizeof(path), "%s/%s", core, attr);
+	return read_str(path, buf, len);
+}
+
+static uint64_t core_attr_u64(const char *core, const char *attr)
+{
+	char buf[64] = "0";
+
+	core_attr(core, attr, buf, sizeof(buf));
+	return strtoull(buf, NULL, 0);
+}
+
+/* The kernel log since boot contains @what. */
+static bool dmesg_has(const char *what)
+{
+	char line[1024];
+	bool found = false;
+	FILE *f = popen("dmesg", "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, what) != NULL;
+	pclose(f);
+	return found;
+}
+
+/* Resets of all cores so far, from debugfs "cores"; -1 when unreadable. */
+static long cores_resets(void)
+{
+	char dir[400], path[512], line[256];
+	unsigned long long jobs, faults, resets;
+	unsigned int core;
+	long sum = -1;
+	FILE *f;
+
+	if (rkt_debugfs_dir(dir, sizeof(dir)))
+		return -1;
+	snprintf(path, sizeof(path), "%s/cores", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%u %llu %llu %llu", &core, &jobs, &faults, &resets) == 4)
+			sum = (sum < 0 ? 0 : sum) + (long)resets;
+	fclose(f);
+	return sum;
+}
+
+static bool device_tree(void)
+{
+	char sim[32];
+
+	rkt_sim_module_params(sim, sizeof(sim));
+	return !sim[0];
+}
+
+/*
+ * @n zero-work jobs of @ntasks tasks each on every core, the last one's
+ * fence in @out; 0 or -errno.
+ */
+static int submit_jobs(int fd, const struct drm_rkaccel_query *q, uint32_t n, uint32_t ntasks,
+		       uint32_t out)
+{
+	struct drm_rkaccel_submit_bo b = { 0 };
+	struct drm_rkaccel_task t;
+	struct rkt_chain c;
+	struct rkt_bo bo;
+	uint32_t ctx, i, core;
+	int ret;
+
+	ret = rkt_bo_new(fd, rkt_chain_bytes(ntasks, 2), 0, &bo);
+	if (ret)
+		return ret;
+	ret = rkt_chain_build(bo.map, bo.npu_addr, bo.map_len, 0, ntasks, 2, 0, &c);
+	t = rkt_chain_task(&c);
+	b.handle = bo.handle;
+	for (core = 0; !ret && core < q->num_cores; core++) {
+		ret = rkt_ctx_create(fd, 1u << core, DRM_RKACCEL_PRIORITY_NORMAL, &ctx);
+		for (i = 0; !ret && i < n; i++)
+			ret = rkt_submit(fd, ctx, &t, 1, &b, 1, NULL, 0,
+					 core == q->num_cores - 1 && i == n - 1 ? out : 0, 0);
+	}
+	munmap(bo.map, bo.map_len);
+	rkt_gem_close(fd, bo.handle);
+	return ret;
+}
+
+FIXTURE(board) {
+	int fd;
+	struct drm_rkaccel_query q;
+	char cores[RKACCEL_MAX_CORES_TEST][320];
+	int ncores;
+};
+
+FIXTURE_SETUP(board)
+{
+	self->fd = rkt_open_fd();
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, rkt_query(self->fd, &self->q));
+	self->ncores = core_dirs(self->cores, RKACCEL_MAX_CORES_TEST);
+}
+
+FIXTURE_TEARDOWN(board)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/* Every core of the SoC probed through rkaccel-core, and the log says so. */
+TEST_F(board, cores_probed_through_board_code)
+{
+	char of_node[400];
+	int i;
+
+	ASSERT_EQ((int)self->q.num_cores, self->ncores);
+	for (i = 0; i < self->ncores; i++) {
+		snprintf(of_node, sizeof(of_node), "%s/of_node", self->cores[i]);
+		if (device_tree())
+			EXPECT_EQ(0, access(of_node, F_OK)) TH_LOG("%s: no device-tree node",
+								   self->cores[i]);
+	}
+	EXPECT_TRUE(dmesg_has("provided by rkaccel_sim"));
+	EXPECT_TRUE(dmesg_has(self->q.num_cores == 3 ? "NPU core 2 of 3" : "NPU core 1 of 2"));
+	EXPECT_TRUE(dmesg_has("hardware version 0x"));
+}
+
+/* sysfs has no unbind for the cores: they leave with rkaccel_sim or the module. */
+TEST_F(board, unbind_is_refused)
+{
+	EXPECT_NE(0, access(CORE_DRIVER "/unbind", F_OK));
+	EXPECT_NE(0, access(CORE_DRIVER "/bind", F_OK));
+	EXPECT_NE(0, access("/sys/bus/platform/drivers/rkaccel-npu/unbind", F_OK));
+}
+
+/*
+ * Runtime PM: with a short autosuspend delay each core suspends when idle,
+ * resumes for a job (its active time grows) and suspends again.
+ */
+TEST_F(board, runtime_pm_suspends_and_resumes)
+{
+	uint64_t active[RKACCEL_MAX_CORES_TEST], suspended[RKACCEL_MAX_CORES_TEST];
+	char status[32], delay[RKACCEL_MAX_CORES_TEST][32], path[400];
+	uint32_t out;
+	int i, ms;
+
+	ASSERT_LT(0, self->ncores);
+	for (i = 0; i < self->ncores; i++) {
+		ASSERT_EQ(0, core_attr(self->cores[i], "power/autosuspend_delay_ms", delay[i],
+				       sizeof(delay[i])));
+		snprintf(path, sizeof(path), "%s/power/autosuspend_delay_ms", self->cores[i]);
+		ASSERT_EQ(0, write_str(path, "50"));
+	}
+	for (i = 0; i < self->ncores; i++) {
+		for (ms = 0; ms < 3000; ms += 20) {
+			core_attr(self->cores[i], "power/runtime_status", status, sizeof(status));
+			if (!strcmp(status, "suspended"))
+				break;
+			usleep(20000);
+		}
+		EXPECT_STREQ("suspended", status) TH_LOG("%s idle", self->cores[i]);
+		active[i] = core_attr_u64(self->cores[i], "power/runtime_active_time");
+		suspended[i] = core_attr_u64(self->cores[i], "power/runtime_suspended_time");
+	}
+
+	ASSERT_EQ(0, rkt_syncobj_create(self->fd, &out));
+	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 1000000));
+	ASSERT_EQ(0, submit_jobs(self->fd, &self->q, 2, 20, out));
+	usleep(10000);
+	for (i = 0; i < self->ncores; i++) {
+		core_attr(self->cores[i], "power/runtime_status", status, sizeof(status));
+		EXPECT_STREQ("active", status) TH_LOG("%s with jobs queued", self->cores[i]);
+	}
+	EXPECT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(10000)));
+	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 10000);
+	usleep(300000);
+	for (i = 0; i < self->ncores; i++) {
+		core_attr(self->cores[i], "power/runtime_status", status, sizeof(status));
+		EXPECT_STREQ("suspended", status) TH_LOG("%s after its jobs", self->cores[i]);
+		EXPECT_LT(active[i], core_attr_u64(self->cores[i], "power/runtime_active_time"));
+		EXPECT_LT(suspended[i],
+			  core_attr_u64(self->cores[i], "power/runtime_suspended_time"));
+		snprintf(path, sizeof(path), "%s/power/autosuspend_delay_ms", self->cores[i]);
+		write_str(path, delay[i]);
+	}
+}
+
+/* The devfreq device of the NPU clock (core 0's), "" without one. */
+static void devfreq_dir(char *buf, size_t len)
+{
+	glob_t g;
+
+	buf[0] = '\0';
+	if (!glob(CORE_DRIVER "/*/devfreq/*/cur_freq", 0, NULL, &g) && g.gl_pathc &&
+	    strlen(g.gl_pathv[0]) < len) {
+		strcpy(buf, g.gl_pathv[0]);
+		*strrchr(buf, '/') = '\0';
+	}
+	globfree(&g);
+}
+
+static uint64_t devfreq_u64(const char *dir, const char *attr)
+{
+	char path[400], buf[64] = "0";
+
+	snprintf(path, sizeof(path), "%s/%s", dir, attr);
+	read_str(path, buf, sizeof(buf));
+	return strtoull(buf, NULL, 0);
+}
+
+/* Wait up to @ms for cur_freq to be @hz; the last value read. */
+static uint64_t devfreq_wait(const char *dir, uint64_t hz, int ms)
+{
+	uint64_t cur = devfreq_u64(dir, "cur_freq");
+
+	for (; cur != hz && ms > 0; ms -= 20) {
+		usleep(20000);
+		cur = devfreq_u64(dir, "cur_freq");
+	}
+	return cur;
+}
+
+/*
+ * simple_ondemand: idle, the NPU clock falls to the lowest OPP; busy, it
+ * rises to the highest; idle again, it falls back.
+ */
+TEST_F(board, devfreq_follows_load)
+{
+	char dir[300];
+	uint64_t min, max, busy_peak = 0;
+	uint32_t out;
+	int ms;
+
+	devfreq_dir(dir, sizeof(dir));
+	if (!dir[0])
+		SKIP(return, "no devfreq: the NPU's OPP table comes from the device tree");
+	min = devfreq_u64(dir, "min_freq");
+	max = devfreq_u64(dir, "max_freq");
+	ASSERT_LT(min, max);
+	EXPECT_EQ(min, devfreq_wait(dir, min, 3000)) TH_LOG("idle: not at the lowest OPP");
+
+	ASSERT_EQ(0, rkt_syncobj_create(self->fd, &out));
+	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 1000000));
+	ASSERT_EQ(0, submit_jobs(self->fd, &self->q, 15, 100, out));
+	for (ms = 0; ms < 1500 && busy_peak != max; ms += 20) {
+		usleep(20000);
+		busy_peak = devfreq_u64(dir, "cur_freq");
+	}
+	EXPECT_EQ(max, busy_peak) TH_LOG("under load the clock stayed at %llu",
+					 (unsigned long long)busy_peak);
+	EXPECT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(30000)));
+	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 10000);
+	EXPECT_EQ(min, devfreq_wait(dir, min, 3000)) TH_LOG("idle again: not back down");
+}
+
+/*
+ * System sleep with jobs queued: the cores drain and suspend, resume, and
+ * every job completes without an error or a reset. pm_test=devices stops
+ * after the devices' suspend, which every guest supports.
+ */
+TEST_F(board, system_suspend_with_jobs_queued)
+{
+	long resets;
+	uint32_t out;
+	int status = 0;
+
+	if (access("/sys/power/pm_test", W_OK) || access("/sys/power/state", W_OK))
+		SKIP(return, "no /sys/power/pm_test (kernel without PM_SLEEP or PM_DEBUG)");
+	resets = cores_resets();
+	ASSERT_LE(0, resets);
+	write_str("/sys/module/suspend/parameters/pm_test_delay", "1");
+	ASSERT_EQ(0, write_str("/sys/power/pm_test", "devices"));
+
+	ASSERT_EQ(0, rkt_syncobj_create(self->fd, &out));
+	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 1000000));
+	ASSERT_EQ(0, submit_jobs(self->fd, &self->q, 6, 50, out));
+	EXPECT_EQ(0, write_str("/sys/power/state", "freeze"));
+	write_str("/sys/power/pm_test", "none");
+
+	EXPECT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(30000)));
+	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 10000);
+	EXPECT_EQ(0, rkt_syncobj_status(self->fd, out, &status));
+	EXPECT_EQ(1, status) TH_LOG("the last job's fence after resume");
+	EXPECT_EQ(resets, cores_resets()) TH_LOG("a core was reset");
+	EXPECT_TRUE(dmesg_has("PM: suspend debug: Waiting for"));
+}
+
+/* Every case below unloads rkaccel_sim: the fixture's file goes first. */
+static void drop_file(struct __test_metadata *_metadata, int *fd)
+{
+	close(*fd);
+	*fd = -1;
+	ASSERT_EQ(0, rkt_module_remove("rkaccel_sim", 5000));
+	EXPECT_FALSE(rkt_device_bound()) TH_LOG("the device outlived its cores");
+}
+
+/* Removal unbinds every core; a second load probes them all again. */
+TEST_F(board, remove_and_probe_again)
+{
+	char sim[64], params[96];
+
+	rkt_sim_module_params(sim, sizeof(sim));
+	drop_file(_metadata, &self->fd);
+	/* without a device tree the cores are created last to first */
+	snprintf(params, sizeof(params), "%s%s", sim, sim[0] ? " reverse=1" : "");
+	ASSERT_EQ(0, rkt_module_load(RKT_SIM_MODULE, params));
+	ASSERT_EQ(0, rkt_wait_device(10000));
+	self->fd = rkt_open_fd();
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, rkt_query(self->fd, &self->q));
+	EXPECT_EQ((int)self->q.num_cores, core_dirs(self->cores, RKACCEL_MAX_CORES_TEST));
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, rkt_module_remove("rkaccel_sim", 5000));
+	ASSERT_EQ(0, rkt_modules_load(sim));
+}
+
+/*
+ * A broken board: the probe fails with the message that names what is
+ * missing, the device never appears, and a good load works afterwards.
+ */
+static void probe_fails(struct __test_metadata *_metadata, int *fd, const char *fault,
+			const char *message)
+{
+	char sim[64], params[128];
+	int ret;
+
+	rkt_sim_module_params(sim, sizeof(sim));
+	drop_file(_metadata, fd);
+	snprintf(params, sizeof(params), "%s fault=%s", sim, fault);
+	system("dmesg -c > /dev/null");
+	ret = rkt_module_load(RKT_SIM_MODULE, params);
+	if (sim[0]) {
+		/* sim= asked for the device: no device, no module */
+		EXPECT_EQ(-ENODEV, ret);
+	} else {
+		/* a device tree's cores probe later; the module stays */
+		EXPECT_EQ(0, ret);
+		usleep(1000000);
+	}
+	EXPECT_FALSE(rkt_device_bound());
+	EXPECT_TRUE(dmesg_has(message)) TH_LOG("no \"%s\" in the log", message);
+	if (!ret)
+		EXPECT_EQ(0, rkt_module_remove("rkaccel_sim", 5000));
+	ASSERT_EQ(0, rkt_modules_load(sim));
+}
+
+TEST_F(board, probe_fails_without_a_clock)
+{
+	probe_fails(_metadata, &self->fd, "clock:1", "error -ENOENT: clocks");
+}
+
+TEST_F(board, probe_fails_without_an_interrupt)
+{
+	if (device_tree())
+		SKIP(return, "the device tree has the interrupt; x86's platform devices test it");
+	probe_fails(_metadata, &self->fd, "irq:1", "IRQ index 0 not found");
+}
+
+TEST_F(board, probe_fails_when_registers_read_zero)
+{
+	probe_fails(_metadata, &self->fd, "version:0",
+		    "PC_VERSION reads 0x00000000: the core does not answer");
+}
+
+/* npu_mhz fixes the NPU clock at that OPP: no devfreq, the CRU's rate set. */
+TEST_F(board, npu_mhz_fixes_the_clock)
+{
+	char dir[300], rate[64] = "";
+	glob_t g;
+
+	devfreq_dir(dir, sizeof(dir));
+	if (!dir[0])
+		SKIP(return, "no OPP table: the NPU's OPP table comes from the device tree");
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, rkt_modules_remove(5000));
+	ASSERT_EQ(0, rkt_module_load(RKT_DRIVER_MODULE, "npu_mhz=600"));
+	ASSERT_EQ(0, rkt_modules_load(""));
+	devfreq_dir(dir, sizeof(dir));
+	EXPECT_STREQ("", dir) TH_LOG("devfreq with npu_mhz set");
+	if (!glob("/sys/kernel/debug/clk/*-npu/clk_rate", 0, NULL, &g) && g.gl_pathc)
+		read_str(g.gl_pathv[0], rate, sizeof(rate));
+	globfree(&g);
+	EXPECT_STREQ("600000000", rate);
+	EXPECT_TRUE(dmesg_has("NPU clock 600 MHz (npu_mhz, fixed)"));
+	ASSERT_EQ(0, rkt_modules_remove(5000));
+	ASSERT_EQ(0, rkt_modules_load(""));
+}
+
+TEST_HARNESS_MAIN
