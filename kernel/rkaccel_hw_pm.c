@@ -319,15 +319,19 @@ int rkaccel_hw_opp_init(struct rkaccel_hw_core *hw)
 	return 0;
 }
 
-/* RK3576 cores sit in two power domains; genpd handles a single one. */
+/*
+ * RK3576 cores sit in two power domains; genpd handles a single one. The
+ * list is devres's to detach (it stores it through the pointer: not NULL).
+ */
 static int rkaccel_hw_attach_domains(struct rkaccel_hw_core *hw)
 {
+	struct dev_pm_domain_list *list;
 	int n = of_count_phandle_with_args(hw->dev->of_node, "power-domains",
 					   "#power-domain-cells");
 
 	if (n <= 1)
 		return 0;
-	n = devm_pm_domain_attach_list(hw->dev, NULL, NULL);
+	n = devm_pm_domain_attach_list(hw->dev, NULL, &list);
 	return n < 0 ? n : 0;
 }
 

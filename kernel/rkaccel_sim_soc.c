@@ -2,7 +2,9 @@
 /*
  * The simulated SoC around the NPU cores: a clock and reset unit (CRU) that
  * the cores' device-tree nodes point to, as they point to the real CRU on a
- * board, with the NPU clock settable so that OPP and devfreq really move it.
+ * board, with the NPU clock settable so that OPP and devfreq really move it,
+ * and (device tree only) the NPU's power domains: the top domain and one
+ * per core under it, as on both SoCs.
  *
  * Without a device tree (the x86 guests) sim=<soc> creates the CRU as a
  * platform device, and its probe creates what the device tree would have:
@@ -23,6 +25,7 @@
 #include <linux/module.h>
 #include <linux/of.h>
 #include <linux/platform_device.h>
+#include <linux/pm_domain.h>
 #include <linux/reset-controller.h>
 #include <linux/slab.h>
 #include <linux/sizes.h>
@@ -41,6 +44,10 @@
 #define SIM_CLK_NPU		0
 #define SIM_CLK_CORE(pos, n)	(1 + (pos) * 3 + (n))
 #define SIM_NUM_CLKS		SIM_CLK_CORE(RKACCEL_MAX_CORES, 0)
+
+/* Power domain ids: the NPU's top domain, then one per core under it. */
+#define SIM_PD_TOP		0
+#define SIM_NUM_PDS		(1 + RKACCEL_MAX_CORES)
 
 static char *sim;
 module_param(sim, charp, 0444);
@@ -85,6 +92,7 @@ static unsigned int sim_fault_core;
 
 /**
  * struct sim_cru - the simulated clock and reset unit.
+ * @dev: its device.
  * @soc: the SoC whose cores it creates (no device tree), else NULL.
  * @npu: the NPU clock, settable.
  * @npu_rate: its rate.
@@ -93,8 +101,12 @@ static unsigned int sim_fault_core;
  *	register block resets through its provider hook.
  * @irq_base: first of the cores' software interrupts (no device tree).
  * @cores: the core devices it created (no device tree).
+ * @pds: the power domains (device tree).
+ * @pd_table: @pds by id, for the provider.
+ * @pd_data: the onecell provider data.
  */
 struct sim_cru {
+	struct device *dev;
 	const struct sim_soc *soc;
 	struct clk_hw npu;
 	unsigned long npu_rate;
@@ -102,6 +114,9 @@ struct sim_cru {
 	struct reset_controller_dev rcdev;
 	int irq_base;
 	struct platform_device *cores[RKACCEL_MAX_CORES];
+	struct generic_pm_domain pds[SIM_NUM_PDS];
+	struct generic_pm_domain *pd_table[SIM_NUM_PDS];
+	struct genpd_onecell_data pd_data;
 };
 
 static bool sim_faulty(enum sim_fault kind, unsigned int pos)
@@ -228,11 +243,79 @@ static const struct reset_control_ops sim_reset_ops = {
 	.deassert = sim_reset_noop,
 };
 
+/* A domain has nothing to switch: genpd's state in debugfs is the record. */
+static int sim_pd_switch(struct generic_pm_domain *pd)
+{
+	return 0;
+}
+
+/* Undo sim_cru_pds() for the first @n domains. */
+static void sim_cru_pds_free(struct sim_cru *cru, int n)
+{
+	int i;
+
+	for (i = n - 1; i > SIM_PD_TOP; i--)
+		pm_genpd_remove_subdomain(&cru->pds[SIM_PD_TOP], &cru->pds[i]);
+	for (i = n - 1; i >= 0; i--)
+		pm_genpd_remove(&cru->pds[i]);
+}
+
+static void sim_cru_pds_remove(void *data)
+{
+	struct sim_cru *cru = data;
+
+	of_genpd_del_provider(cru->dev->of_node);
+	sim_cru_pds_free(cru, SIM_NUM_PDS);
+}
+
+static const char *sim_pd_name(struct device *dev, int i)
+{
+	if (i == SIM_PD_TOP)
+		return devm_kasprintf(dev, GFP_KERNEL, "%s-top", dev_name(dev));
+	return devm_kasprintf(dev, GFP_KERNEL, "%s-core%d", dev_name(dev), i - 1);
+}
+
+static int sim_cru_pds(struct device *dev, struct sim_cru *cru)
+{
+	int i, ret;
+
+	for (i = 0; i < SIM_NUM_PDS; i++) {
+		struct generic_pm_domain *pd = &cru->pds[i];
+
+		pd->name = sim_pd_name(dev, i);
+		pd->power_on = sim_pd_switch;
+		pd->power_off = sim_pd_switch;
+		ret = pd->name ? pm_genpd_init(pd, NULL, true) : -ENOMEM;
+		if (ret)
+			break;
+		cru->pd_table[i] = pd;
+		ret = i > SIM_PD_TOP ? pm_genpd_add_subdomain(&cru->pds[SIM_PD_TOP], pd) : 0;
+		if (ret) {
+			pm_genpd_remove(pd);
+			break;
+		}
+	}
+	if (ret) {
+		sim_cru_pds_free(cru, i);
+		return ret;
+	}
+	cru->pd_data.domains = cru->pd_table;
+	cru->pd_data.num_domains = SIM_NUM_PDS;
+	ret = of_genpd_add_provider_onecell(dev->of_node, &cru->pd_data);
+	if (ret) {
+		sim_cru_pds_free(cru, SIM_NUM_PDS);
+		return ret;
+	}
+	return devm_add_action_or_reset(dev, sim_cru_pds_remove, cru);
+}
+
 static int sim_cru_of_init(struct device *dev, struct sim_cru *cru)
 {
 	int ret;
 
 	ret = devm_of_clk_add_hw_provider(dev, sim_cru_of_clk, cru);
+	if (!ret && of_property_present(dev->of_node, "#power-domain-cells"))
+		ret = sim_cru_pds(dev, cru);
 	if (ret)
 		return ret;
 	/* no owner: its consumers (the cores) are unbound before it goes */
@@ -344,6 +427,7 @@ static int sim_cru_probe(struct platform_device *pdev)
 	cru = devm_kzalloc(dev, sizeof(*cru), GFP_KERNEL);
 	if (!cru)
 		return -ENOMEM;
+	cru->dev = dev;
 	cru->soc = dev_get_platdata(dev);
 	platform_set_drvdata(pdev, cru);
 

@@ -207,8 +207,34 @@ TEST_F(board, unbind_is_refused)
 }
 
 /*
+ * The simulated power domains' state from genpd's debugfs (device tree
+ * only): the NPU's top domain and those of its @n cores. 1 when all are
+ * on, 0 when all are off, -1 when mixed or not there.
+ */
+static int npu_domains_on(unsigned int n)
+{
+	char path[128], state[32];
+	unsigned int i, on = 0, off = 0;
+
+	for (i = 0; i <= n; i++) {
+		if (i == n)
+			snprintf(path, sizeof(path), "%s-top/current_state",
+				 "/sys/kernel/debug/pm_genpd/npu-sim-cru");
+		else
+			snprintf(path, sizeof(path), "%s-core%u/current_state",
+				 "/sys/kernel/debug/pm_genpd/npu-sim-cru", i);
+		if (read_str(path, state, sizeof(state)))
+			return -1;
+		on += !strncmp(state, "on", 2);
+		off += !strncmp(state, "off", 3);
+	}
+	return on == n + 1 ? 1 : off == n + 1 ? 0 : -1;
+}
+
+/*
  * Runtime PM: with a short autosuspend delay each core suspends when idle,
- * resumes for a job (its active time grows) and suspends again.
+ * resumes for a job (its active time grows) and suspends again; with a
+ * device tree, the NPU's power domains follow (off idle, on for jobs).
  */
 TEST_F(board, runtime_pm_suspends_and_resumes)
 {
@@ -235,6 +261,8 @@ TEST_F(board, runtime_pm_suspends_and_resumes)
 		active[i] = core_attr_u64(self->cores[i], "power/runtime_active_time");
 		suspended[i] = core_attr_u64(self->cores[i], "power/runtime_suspended_time");
 	}
+	if (device_tree())
+		EXPECT_EQ(0, npu_domains_on(self->q.num_cores)) TH_LOG("idle cores, yet not all NPU domains off");
 
 	ASSERT_EQ(0, rkt_syncobj_create(self->fd, &out));
 	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 1000000));
@@ -244,6 +272,8 @@ TEST_F(board, runtime_pm_suspends_and_resumes)
 		core_attr(self->cores[i], "power/runtime_status", status, sizeof(status));
 		EXPECT_STREQ("active", status) TH_LOG("%s with jobs queued", self->cores[i]);
 	}
+	if (device_tree())
+		EXPECT_EQ(1, npu_domains_on(self->q.num_cores)) TH_LOG("jobs queued, yet an NPU domain is off");
 	EXPECT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(10000)));
 	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 10000);
 	usleep(300000);
