@@ -107,6 +107,24 @@ static void rkaccel_core_watchdog(struct work_struct *work)
 		rkaccel_job_hung(core, job);
 }
 
+/*
+ * A job ended with an error interrupt: reset the core (which waits for the
+ * IRQ thread, so not from it), then end the job. Its fence holds the queue
+ * until then: the next job never starts on a core mid-transfer.
+ */
+static void rkaccel_core_fault_work(struct work_struct *work)
+{
+	struct rkaccel_core *core = container_of(work, struct rkaccel_core, fault_work);
+	struct rkaccel_job *job = core->faulted;
+	bool cookie;
+
+	core->ops->reset(core);
+	core->faulted = NULL;
+	cookie = dma_fence_begin_signalling();
+	rkaccel_job_finish(core, job, core->fault_error);
+	dma_fence_end_signalling(cookie);
+}
+
 int rkaccel_core_sched_init(struct rkaccel_core *core)
 {
 	const struct drm_sched_init_args args = {
@@ -120,12 +138,14 @@ int rkaccel_core_sched_init(struct rkaccel_core *core)
 	};
 
 	INIT_DELAYED_WORK(&core->watchdog, rkaccel_core_watchdog);
+	INIT_WORK(&core->fault_work, rkaccel_core_fault_work);
 	return drm_sched_init(&core->sched, &args);
 }
 
 void rkaccel_core_sched_fini(struct rkaccel_core *core)
 {
 	cancel_delayed_work_sync(&core->watchdog);
+	flush_work(&core->fault_work);
 	drm_sched_fini(&core->sched);
 }
 
@@ -180,11 +200,14 @@ static void rkaccel_core_complete(struct rkaccel_core *core)
 	}
 
 	if (raw & RKNPU_INT_ERRORS) {
+		/* the core may be mid-transfer: reset it before the next job */
 		core->job = NULL;
+		core->faulted = job;
+		core->fault_error = raw & RKNPU_INT_DMA_ERROR ? -EIO : -EOPNOTSUPP;
 		atomic64_inc(&core->faults);
 		spin_unlock_irqrestore(&core->job_lock, flags);
 		dev_dbg(core->rdev->ddev.dev, "core %u: error interrupt 0x%x\n", core->index, raw);
-		rkaccel_job_finish(core, job, raw & RKNPU_INT_DMA_ERROR ? -EIO : -EOPNOTSUPP);
+		queue_work(system_wq, &core->fault_work);
 		return;
 	}
 	if (!(raw & RKNPU_INT_DPU_DONE)) {

@@ -61,6 +61,10 @@ struct rkaccel_reg_ops {
  * @job_lock: protects @job and the job's progress.
  * @job: the job on the core, NULL when idle.
  * @watchdog: looks at @job every timeout: reset the core when it hung.
+ * @fault_work: resets the core after an error interrupt, then ends
+ *	@faulted with @fault_error.
+ * @faulted: the job an error interrupt took off the core, until then.
+ * @fault_error: its fence's error.
  * @jobs: jobs run, for debugfs.
  * @faults: jobs that ended with a DMA error.
  * @resets: resets after a timeout.
@@ -84,6 +88,9 @@ struct rkaccel_core {
 	spinlock_t job_lock;	/* protects job */
 	struct rkaccel_job *job;
 	struct delayed_work watchdog;
+	struct work_struct fault_work;
+	struct rkaccel_job *faulted;
+	int fault_error;
 
 	atomic64_t jobs;
 	atomic64_t faults;

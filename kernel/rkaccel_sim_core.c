@@ -68,6 +68,11 @@ static unsigned int sim_host_delay_us;
 module_param(sim_host_delay_us, uint, 0644);
 MODULE_PARM_DESC(sim_host_delay_us, "Simulator: extra host time per executed task, us, a slow host for tests (default 0)");
 
+static unsigned int resets;
+module_param(resets, uint, 0444);
+MODULE_PARM_DESC(resets, "Simulator: core resets so far, all cores (read-only, for tests)");
+static DEFINE_SPINLOCK(resets_lock);
+
 /* The int8 MAC array: 1024 multiply-accumulates per cycle. */
 #define SIM_MACS_PER_CYCLE	1024
 /* PC_REGISTER_AMOUNTS is 16 bits of 128-bit pairs */
@@ -233,6 +238,9 @@ static void sim_reset(void *priv)
 
 	cancel_work_sync(&sim->exec);
 	hrtimer_cancel(&sim->done);
+
+	scoped_guard(spinlock_irqsave, &resets_lock)
+		resets++;
 
 	spin_lock_irqsave(&sim->lock, flags);
 	memset(sim->regs, 0, sizeof(sim->regs));

@@ -39,6 +39,7 @@ FIXTURE_SETUP(fence)
 	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 250000));
 }
 
+#define SIM_RESETS_PATH		"/sys/module/rkaccel_sim/parameters/resets"
 #define SIM_HOST_DELAY_PATH	"/sys/module/rkaccel_sim/parameters/sim_host_delay_us"
 #define MAX_JOB_MS_PATH		"/sys/module/rkaccel/parameters/max_job_ms"
 #define MAX_JOB_MS_DEFAULT	30000
@@ -477,6 +478,29 @@ TEST_F(fence, fault_fence_is_eio)
 	ASSERT_EQ(0, sub1(self, ctx, &t, NULL, 0, out, 0));
 	ASSERT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(10000)));
 	EXPECT_EQ(-EIO, status_of(self->fd, out));
+}
+
+/*
+ * An error interrupt resets the core before the job ends (the simulator
+ * counts its resets), and the core runs the next job of the same context's
+ * file normally.
+ */
+TEST_F(fence, fault_resets_the_core)
+{
+	uint32_t ctx = new_ctx(self, 1), out = new_syncobj(self->fd), ok = new_syncobj(self->fd);
+	struct drm_rkaccel_task t = fault_job(self, 0), good = slot_job(self, 1, 3, 0, NULL);
+	uint64_t before, after;
+
+	ASSERT_EQ(0, rkt_param_read_u64(SIM_RESETS_PATH, &before));
+	ASSERT_EQ(0, sub1(self, ctx, &t, NULL, 0, out, 0));
+	ASSERT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(10000)));
+	EXPECT_EQ(-EIO, status_of(self->fd, out));
+	ASSERT_EQ(0, rkt_param_read_u64(SIM_RESETS_PATH, &after));
+	EXPECT_EQ(before + 1, after) TH_LOG("the faulted core was not reset");
+	ctx = new_ctx(self, 1);
+	ASSERT_EQ(0, sub1(self, ctx, &good, NULL, 0, ok, 0));
+	ASSERT_EQ(0, rkt_syncobj_wait(self->fd, ok, rkt_deadline_ms(10000)));
+	EXPECT_EQ(1, status_of(self->fd, ok));
 }
 
 TEST_F(fence, fault_is_quick)
