@@ -30,6 +30,7 @@ install_all() {
 expected() {
 	local f
 	echo "lib/modules/$kver-amd64/updates/rkaccel.ko"
+	echo "lib/modules/$kver-amd64/updates/rkaccel_sim.ko"
 	for f in "$top"/tools/*.c; do
 		f=$(basename "$f" .c)
 		echo "usr/bin/$f"
@@ -39,7 +40,9 @@ expected() {
 	done
 	echo usr/include/drm/rkaccel_drm.h
 	echo usr/include/rkaccel.h
+	echo usr/include/rknn_api.h
 	echo usr/lib/librkaccel.a
+	echo usr/lib/librkaccel-rknn.a
 	echo "usr/lib/librkaccel.so.$lib_version"
 	echo usr/lib/pkgconfig/rkaccel.pc
 	(cd "$top" && ls dkms.conf kernel/Makefile kernel/Kbuild kernel/*.[ch] uapi/drm/*.h) |
@@ -69,14 +72,19 @@ files() {
 
 # What dkms runs: MAKE[0] of dkms.conf, in the installed source tree.
 dkms() {
-	local src=$tmp/usr/src/rkaccel-$version log
+	local src=$tmp/usr/src/rkaccel-$version log ko
 	local kdir=$build/kernel-pkgs/arm64/usr/src/linux-headers-$kver-arm64
 	DESTDIR=$tmp "$top/scripts/install.sh" dkms
 	log=$(make -s -C "$src/kernel" KDIR="$kdir" ARCH=arm64 \
 		CROSS_COMPILE=aarch64-linux-gnu- modules 2>&1)
 	echo "$log"
 	! grep -q 'warning:\|error:' <<<"$log"
-	modinfo -F vermagic "$src/kernel/rkaccel.ko" | grep -q "^$kver-arm64 SMP"
+	for ko in rkaccel rkaccel_sim; do
+		modinfo -F vermagic "$src/kernel/$ko.ko" | grep -q "^$kver-arm64 SMP"
+	done
+	# dkms.conf names every module the build makes
+	diff <(cd "$src/kernel" && ls -- *.ko | sed 's/\.ko$//') \
+		<(sed -n 's/^BUILT_MODULE_NAME\[[0-9]*\]="\(.*\)"$/\1/p' "$top/dkms.conf" | sort)
 	echo "built $(modinfo -F vermagic "$src/kernel/rkaccel.ko")"
 }
 

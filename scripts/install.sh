@@ -3,7 +3,8 @@
 # Install what make built for ARCH, honouring DESTDIR and PREFIX:
 #   install.sh user ARCH      libraries (static, and shared when built), headers,
 #                             pkg-config file, tools, man pages
-#   install.sh module ARCH    rkaccel.ko under /lib/modules/<kver>/updates
+#   install.sh module ARCH    rkaccel.ko (what a board loads) and rkaccel_sim.ko
+#                             (the simulated NPU) under /lib/modules/<kver>/updates
 #   install.sh dkms           the module source under /usr/src for DKMS
 set -euo pipefail
 
@@ -36,6 +37,9 @@ pc_file() {
 user() {
 	local out=$build/$1 d=$destdir$prefix t
 	install -D -m 0644 "$out/lib/librkaccel.a" "$d/lib/librkaccel.a"
+	# the rknn_api.h layer: a static library of its own over librkaccel
+	install -D -m 0644 "$out/lib/librkaccel-rknn.a" "$d/lib/librkaccel-rknn.a"
+	install -D -m 0644 "$top/lib/include/rknn_api.h" "$d/include/rknn_api.h"
 	# librkaccel.so.X.Y.Z, the soname link librkaccel.so.X and the link for -lrkaccel
 	if [ -f "$out/lib/librkaccel.so.$lib_version" ]; then
 		install -m 0755 "$out/lib/librkaccel.so.$lib_version" "$d/lib/"
@@ -56,10 +60,12 @@ user() {
 }
 
 module() {
-	local kver
+	local kver ko
 	kver=$(cat "$build/kernel-pkgs/.version")-$1
-	install -D -m 0644 "$build/$1/kernel/rkaccel.ko" \
-		"$destdir/lib/modules/$kver/updates/rkaccel.ko"
+	for ko in rkaccel rkaccel_sim; do
+		install -D -m 0644 "$build/$1/kernel/$ko.ko" \
+			"$destdir/lib/modules/$kver/updates/$ko.ko"
+	done
 }
 
 dkms() {

@@ -26,7 +26,8 @@
 #include "rkaccel_npu_regs.h"
 
 #define PROG		"rkaccel-bench"
-#define PARAM_DIR	"/sys/module/rkaccel/parameters/"
+/* the simulated NPU's timing model (rkaccel_sim.ko) */
+#define PARAM_DIR	"/sys/module/rkaccel_sim/parameters/"
 #define MAX_FIGURES	96
 #define LAT_SAMPLES	400
 
