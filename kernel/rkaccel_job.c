@@ -356,7 +356,7 @@ static int rkaccel_submit_get_tasks(struct rkaccel_job *job, struct rkaccel_file
 
 	job->tasks = rkaccel_copy_array(ddev, "task", args->tasks, args->task_count,
 					args->task_stride, sizeof(*job->tasks),
-					sizeof(*job->tasks));
+					DRM_RKACCEL_TASK_SIZE_V1);
 	if (IS_ERR(job->tasks)) {
 		int ret = PTR_ERR(job->tasks);
 
@@ -368,6 +368,9 @@ static int rkaccel_submit_get_tasks(struct rkaccel_job *job, struct rkaccel_file
 	for (i = 0; i < job->task_count; i++) {
 		const struct drm_rkaccel_task *t = &job->tasks[i];
 
+		if (t->flags || t->pad)
+			return rkaccel_inval(ddev, "task %u: flags 0x%x pad 0x%x", i, t->flags,
+					     t->pad);
 		/* PC_REGISTER_AMOUNTS holds (count + 1) / 2 - 1 in 16 bits */
 		if (!t->regcmd_count || t->regcmd_count > 0x20000)
 			return rkaccel_inval(ddev, "task %u: regcmd_count %u", i, t->regcmd_count);

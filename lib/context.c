@@ -514,9 +514,12 @@ static int ctx_images(struct rkaccel_ctx *owner, struct rkaccel_ctx *c, uint32_t
 		for (t = 0; !ret && t < c->ntasks; t++) {
 			struct drm_rkaccel_task *dt = &c->xtasks[j * c->ntasks + t];
 
-			dt->regcmd_addr = starts[t].regcmd_addr;
-			dt->regcmd_count = starts[t].regcmd_count;
-			dt->task_count = starts[t].task_count;
+			/* flags and padding zero: the kernel refuses anything else */
+			*dt = (struct drm_rkaccel_task){
+				.regcmd_addr = starts[t].regcmd_addr,
+				.regcmd_count = starts[t].regcmd_count,
+				.task_count = starts[t].task_count,
+			};
 		}
 	}
 	free(starts);

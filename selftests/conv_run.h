@@ -77,11 +77,10 @@ static inline int conv_run_exec(int fd, uint32_t ctx, struct conv_run *r)
 	uint32_t i, nbos = 0, sync;
 	int ret, status;
 
-	for (i = 0; i < r->nstarts; i++) {
-		tasks[i].regcmd_addr = r->starts[i].regcmd_addr;
-		tasks[i].regcmd_count = r->starts[i].regcmd_count;
-		tasks[i].task_count = r->starts[i].task_count;
-	}
+	for (i = 0; i < r->nstarts; i++)
+		tasks[i] = (struct drm_rkaccel_task){ .regcmd_addr = r->starts[i].regcmd_addr,
+						      .regcmd_count = r->starts[i].regcmd_count,
+						      .task_count = r->starts[i].task_count };
 	for (i = 0; i < RKACCEL_BUF_COUNT; i++) {
 		if (!r->bo[i].handle)
 			continue;

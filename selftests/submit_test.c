@@ -370,7 +370,7 @@ TEST_F(sub, task_count_max_ok)
 
 TEST_F(sub, task_stride)
 {
-	static const uint32_t strides[] = { 0, 8, sizeof(struct drm_rkaccel_task) - 1,
+	static const uint32_t strides[] = { 0, 8, DRM_RKACCEL_TASK_SIZE_V1 - 1,
 					    sizeof(struct drm_rkaccel_task) + 8, 4096 };
 	struct drm_rkaccel_task t[2] = { self->task, self->task };
 
@@ -383,6 +383,54 @@ TEST_F(sub, task_stride)
 		EXPECT_EQ(-EINVAL, rkt_submit_args(self->fd, &s)) TH_LOG("stride %u", strides[i]);
 	}
 	EXPECT_NO_JOB(self);
+}
+
+/* Unknown task flags and non-zero padding are refused, each on its own. */
+TEST_F(sub, task_flags_and_pad)
+{
+	struct drm_rkaccel_task t[2] = { self->task, self->task };
+	struct drm_rkaccel_submit s;
+
+	valid_args(self, &s);
+	s.tasks = (uintptr_t)t;
+	s.task_count = 2;
+	for (unsigned int bit = 0; bit < 32; bit++) {
+		t[1].flags = 1u << bit;
+		EXPECT_EQ(-EINVAL, rkt_submit_args(self->fd, &s)) TH_LOG("flag bit %u", bit);
+	}
+	t[1].flags = 0;
+	t[1].pad = 1;
+	EXPECT_EQ(-EINVAL, rkt_submit_args(self->fd, &s));
+	t[1].pad = 0x80000000u;
+	EXPECT_EQ(-EINVAL, rkt_submit_args(self->fd, &s));
+	EXPECT_NO_JOB(self);
+	t[1].pad = 0;
+	ASSERT_EQ(0, rkt_submit_args(self->fd, &s));
+	EXPECT_EQ(0, wait_ok(self->fd, self->out, 5000));
+}
+
+/* Older userspace: tasks of the first version, 16 bytes without flags, run. */
+TEST_F(sub, first_version_task_stride)
+{
+	struct { uint64_t addr; uint32_t count, tasks; } v1[2] = {
+		{ self->task.regcmd_addr, self->task.regcmd_count, self->task.task_count },
+		{ self->task.regcmd_addr, self->task.regcmd_count, self->task.task_count },
+	};
+	struct drm_rkaccel_ctx_query cq;
+	struct drm_rkaccel_submit s;
+
+	ASSERT_EQ(DRM_RKACCEL_TASK_SIZE_V1, sizeof(v1[0]));
+	valid_args(self, &s);
+	s.tasks = (uintptr_t)v1;
+	s.task_count = 2;
+	s.task_stride = sizeof(v1[0]);
+	ASSERT_EQ(0, rkt_submit_args(self->fd, &s));
+	EXPECT_EQ(0, wait_ok(self->fd, self->out, 5000));
+	ASSERT_EQ(0, rkt_ctx_query(self->fd, self->ctx, &cq));
+	EXPECT_EQ(1, cq.jobs_completed);
+	/* the second task is read 16 bytes on: a bad one there is seen */
+	v1[1].count = 0;
+	EXPECT_EQ(-EINVAL, rkt_submit_args(self->fd, &s));
 }
 
 /* Newer userspace: longer elements whose tail past today's struct is zero. */

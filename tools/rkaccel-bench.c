@@ -265,7 +265,8 @@ static int zero_job_init(int fd, unsigned int nctx, struct zero_job *z)
 	e[2] = regcmd(RKNPU_TGT_OP_PREFIX, 0, 0);
 	e[3] = regcmd(RKNPU_TGT_OP_EN, RKNPU_REG_OP_EN, 0);
 	munmap(e, 4096);
-	z->task = (struct drm_rkaccel_task){ c.npu_addr, 4, 1 };
+	z->task = (struct drm_rkaccel_task){ .regcmd_addr = c.npu_addr, .regcmd_count = 4,
+					     .task_count = 1 };
 	for (z->nctx = 0; z->nctx < nctx; z->nctx++) {
 		struct drm_rkaccel_ctx_create cc = { .priority = DRM_RKACCEL_PRIORITY_NORMAL };
 

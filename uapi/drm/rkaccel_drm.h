@@ -271,7 +271,17 @@ struct drm_rkaccel_task {
 	__u32 regcmd_count;
 	/** @task_count: hardware tasks in the chain; at least 1. */
 	__u32 task_count;
+	/** @flags: must be zero (none defined yet). */
+	__u32 flags;
+	/** @pad: must be zero. */
+	__u32 pad;
 };
+
+/*
+ * The first version of &struct drm_rkaccel_task had no @flags and @pad; a
+ * task_stride of this size is still accepted, as tasks without flags.
+ */
+#define DRM_RKACCEL_TASK_SIZE_V1	16
 
 /** DRM_RKACCEL_SUBMIT_BO_WRITE - the job writes the BO (implicit sync). */
 #define DRM_RKACCEL_SUBMIT_BO_WRITE	0x00000001u
@@ -304,8 +314,9 @@ struct drm_rkaccel_sync {
  * Arrays are passed as user pointers with a count and the size of one
  * element, the stride. A stride above the kernel's struct size (newer
  * userspace, at most 256) is accepted when the bytes past the struct are
- * zero; one below it (older userspace, at least the first version's size,
- * which today is the current size) is zero-extended. Anything else is
+ * zero; one below it (older userspace, at least the first version's size:
+ * DRM_RKACCEL_TASK_SIZE_V1 for tasks, the current size for the others) is
+ * zero-extended. Anything else is
  * -EINVAL; the reason of every -EINVAL is in the DRM debug log.
  * The job starts once every input syncobj has signalled and every listed BO
  * is idle for its use. List every BO the job reads or writes: the list
