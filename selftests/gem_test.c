@@ -4,6 +4,7 @@
  * weights, BO_WAIT on idle BOs, GEM_CLOSE and the memory keys of fdinfo.
  */
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -1066,6 +1067,70 @@ TEST_F(gem, wait_idle)
 }
 
 /* --- GEM_CLOSE ----------------------------------------------------------- */
+
+/* --- BO_CREATE racing GEM_CLOSE ------------------------------------------- */
+
+struct close_racer {
+	int fd;
+	volatile bool stop;
+	unsigned long closed;
+};
+
+/* Handles are the lowest free ids: closing 1..8 hits each new one at once. */
+static void *close_racer_main(void *arg)
+{
+	struct close_racer *r = arg;
+
+	while (!r->stop)
+		for (uint32_t h = 1; h <= 8; h++)
+			r->closed += !rkt_gem_close(r->fd, h);
+	return NULL;
+}
+
+/*
+ * Another thread closes each new handle while BO_CREATE is still filling in
+ * its answer: the create must finish on its own reference (under KASAN a
+ * use after free is a report), and every object goes away with its handle.
+ */
+TEST_F_TIMEOUT(gem, create_races_close, 120)
+{
+	enum { N = 20000 };
+	struct close_racer r = { .fd = self->fd };
+	long bos_before, bos_after;
+	unsigned long created = 0;
+	uint32_t max_handle = 0;
+	uint64_t total = 1;
+	pthread_t thr;
+
+	ASSERT_EQ(0, rkt_debugfs_count("bos", &bos_before));
+	ASSERT_EQ(0, pthread_create(&thr, NULL, close_racer_main, &r));
+	for (int i = 0; i < N; i++) {
+		struct drm_rkaccel_bo_create c = { .size = 4096, .flags = i & 1 ?
+						   DRM_RKACCEL_BO_WEIGHT : 0 };
+
+		if (ioctl(self->fd, DRM_IOCTL_RKACCEL_BO_CREATE, &c)) {
+			EXPECT_EQ(0, -errno) TH_LOG("create %d", i);
+			break;
+		}
+		created++;
+		EXPECT_NE(0, c.handle);
+		EXPECT_EQ(0, c.npu_addr % DRM_RKACCEL_BO_ALIGN);
+		/* ours if the racer has not taken it: keeps the ids low */
+		rkt_gem_close(self->fd, c.handle);
+		max_handle = c.handle > max_handle ? c.handle : max_handle;
+	}
+	r.stop = true;
+	pthread_join(thr, NULL);
+	for (uint32_t h = 1; h <= max_handle; h++)
+		rkt_gem_close(self->fd, h);
+	EXPECT_EQ(N, created);
+	printf("# the racer closed %lu of %d new handles first\n", r.closed, N);
+	EXPECT_LT(N / 100, r.closed) TH_LOG("the racer closed only %lu handles", r.closed);
+	ASSERT_EQ(0, rkt_fdinfo_u64(self->fd, "drm-total-memory", &total));
+	EXPECT_EQ(0, total);
+	bos_after = rkt_debugfs_settle("bos", bos_before);
+	EXPECT_EQ(bos_before, bos_after) TH_LOG("objects left behind");
+}
 
 TEST_F(gem, close_all_memory_back_to_zero)
 {
