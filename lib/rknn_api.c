@@ -55,6 +55,7 @@ struct rknn_ctx {
 	uint64_t frames;		/* completed runs */
 	int64_t last_us;
 	rknn_tensor_mem *bound[2];	/* zero-copy input, output */
+	size_t bound_off[2];		/* their offsets when bound */
 	struct rknn_out_alloc *allocs;	/* outputs_get() buffers not yet released */
 	uint32_t core_num;		/* of rknn_set_batch_core_num(), 0 if never set */
 	uint32_t npin;			/* contexts in pin[], 0: librkaccel's batch */
@@ -418,7 +419,7 @@ int rknn_set_batch_core_num(rknn_context context, int core_num)
 	if (!c)
 		return RKNN_ERR_CTX_INVALID;
 	if (core_num < 1 || (uint32_t)core_num > g_info.num_cores ||
-	    core_num > RKNN_MAX_CORES || c->bound[0] || c->bound[1])
+	    core_num > RKNN_MAX_CORES)
 		ret = RKNN_ERR_PARAM_INVALID;
 	else
 		ret = rknn_err(ctx_set_core_num(c, (uint32_t)core_num));
@@ -719,17 +720,49 @@ struct pin_job {
 	int ret;
 };
 
+static struct rkaccel_mem *mem_of(const rknn_tensor_mem *m)
+{
+	return ((struct rknn_mem_priv *)m->priv_data)->mem;
+}
+
+/*
+ * Slice @i on pinned context @p: bound memory is rebound at the slice's
+ * native offset first (the pinned contexts have batch 1).
+ */
+static int pin_slice(struct rknn_ctx *c, struct rkaccel_ctx *p, uint32_t i)
+{
+	uint32_t b = c->in_attr.dims[0];
+	size_t is = c->in_attr.size / b, os = c->out_attr.size / b;
+	size_t ins = c->in_attr.native_size / b, ons = c->out_attr.native_size / b;
+	uint8_t *out = (uint8_t *)c->out + i * os;
+	int ret = 0;
+
+	if (c->bound[0])
+		ret = rkaccel_ctx_set_io_mem(p, RKACCEL_BUF_INPUT, mem_of(c->bound[0]),
+					     c->bound_off[0] + i * ins);
+	if (!ret && c->bound[1])
+		ret = rkaccel_ctx_set_io_mem(p, RKACCEL_BUF_OUTPUT, mem_of(c->bound[1]),
+					     c->bound_off[1] + i * ons);
+	if (ret)
+		return ret;
+	if (!c->bound[0])
+		return rkaccel_ctx_run(p, c->in + i * is, is, out, os);
+	ret = rkaccel_ctx_run_native(p);
+	if (!ret && !c->bound[1])
+		ret = rkaccel_from_native(rkaccel_ctx_io_ptr(p, RKACCEL_BUF_OUTPUT, 0), ons,
+					  c->rows, c->out_features, c->out_bytes, out);
+	return ret;
+}
+
 /* Slices k, k + npin, ... of the batch on pinned context k. */
 static void *pin_run(void *arg)
 {
 	struct pin_job *j = arg;
 	struct rknn_ctx *c = j->c;
 	uint32_t b = c->in_attr.dims[0], i;
-	size_t is = c->in_attr.size / b, os = c->out_attr.size / b;
 
 	for (i = j->k; i < b && !j->ret; i += c->npin)
-		j->ret = rkaccel_ctx_run(c->pin[j->k], c->in + i * is, is,
-					 (uint8_t *)c->out + i * os, os);
+		j->ret = pin_slice(c, c->pin[j->k], i);
 	return NULL;
 }
 
@@ -792,7 +825,7 @@ int rknn_run(rknn_context context, rknn_run_extend *extend)
 	else
 		ret = rknn_err(rkaccel_ctx_run(c->ctx, c->in, c->in_attr.size, c->out,
 					       c->out_attr.size));
-	if (!ret && c->bound[0] && !c->bound[1]) {
+	if (!ret && !c->npin && c->bound[0] && !c->bound[1]) {
 		/* Output left in the contexts' own buffers: gather it. */
 		uint32_t i, b = c->in_attr.dims[0];
 		size_t os = c->out_attr.size / b, ns = c->out_attr.native_size / b;
@@ -978,12 +1011,12 @@ int rknn_set_io_mem(rknn_context ctx, rknn_tensor_mem *mem, rknn_tensor_attr *at
 {
 	struct rknn_ctx *c = ctx_get(ctx);
 	rknn_tensor_attr want;
+	uint32_t k;
 	int out, ret;
 
 	if (!c)
 		return RKNN_ERR_CTX_INVALID;
-	/* Pinned contexts (rknn_set_batch_core_num()) run only from c->in. */
-	if (!attr || attr->index != 0 || attr->fmt != RKNN_TENSOR_NC1HWC2 || c->npin ||
+	if (!attr || attr->index != 0 || attr->fmt != RKNN_TENSOR_NC1HWC2 ||
 	    (mem && (!mem->priv_data || mem->offset < 0))) {
 		ret = RKNN_ERR_PARAM_INVALID;
 		goto out;
@@ -997,11 +1030,20 @@ int rknn_set_io_mem(rknn_context ctx, rknn_tensor_mem *mem, rknn_tensor_attr *at
 		goto out;
 	}
 	ret = rknn_err(rkaccel_ctx_set_io_mem(c->ctx, out ? RKACCEL_BUF_OUTPUT : RKACCEL_BUF_INPUT,
-					      mem ? ((struct rknn_mem_priv *)mem->priv_data)->mem :
-						    NULL,
+					      mem ? mem_of(mem) : NULL,
 					      mem ? (size_t)mem->offset : 0));
-	if (!ret)
+	/*
+	 * The other pinned contexts (rknn_set_batch_core_num()) are bound slice
+	 * by slice when the batch runs; they let go of the old memory now, which
+	 * may be destroyed once unbound here.
+	 */
+	for (k = 1; !ret && k < c->npin; k++)
+		ret = rknn_err(rkaccel_ctx_set_io_mem(c->pin[k], out ? RKACCEL_BUF_OUTPUT :
+								       RKACCEL_BUF_INPUT, NULL, 0));
+	if (!ret) {
 		c->bound[out] = mem;
+		c->bound_off[out] = mem ? (size_t)mem->offset : 0;
+	}
 out:
 	ctx_put(c);
 	return ret;

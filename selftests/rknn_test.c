@@ -591,24 +591,16 @@ static uint32_t nth_core(FIXTURE_DATA(api) *self, uint32_t k)
 }
 
 /*
- * Run @batch slices on @ctx: every slice bit-exact, and (with debugfs) one
- * job per slice, all on the first @cores cores of the device, each of them
- * busy.
+ * With debugfs (*@have_stats), the jobs since @before: one per slice of
+ * @batch, all on the first @cores cores of the device, each of them busy.
  */
-static void check_cores(struct __test_metadata *_metadata, FIXTURE_DATA(api) *self,
-			rknn_context ctx, uint32_t batch, uint32_t cores, int *have_stats)
+static void check_jobs(struct __test_metadata *_metadata, FIXTURE_DATA(api) *self,
+		       const uint64_t *before, uint32_t batch, uint32_t cores, int have_stats)
 {
-	uint64_t before[8], after[8], total = 0;
-	int8_t out[OUT_SIZE * 8];
+	uint64_t after[8], total = 0;
 	uint32_t i, k;
 
-	*have_stats = !core_jobs(self, before);
-	memset(out, 0x5a, sizeof(out));
-	ASSERT_EQ(0, run_batch(self, ctx, batch, out));
-	for (i = 0; i < batch; i++)
-		EXPECT_EQ(0, memcmp(out + i * OUT_SIZE, self->ref + i * OUT_SIZE, OUT_SIZE))
-			TH_LOG("batch %u on %u cores: slice %u differs from the CPU", batch, cores, i);
-	if (!*have_stats || core_jobs(self, after))
+	if (!have_stats || core_jobs(self, after))
 		return;
 	for (k = 0; k < self->info.num_cores; k++) {
 		uint64_t d = after[k] - before[k];
@@ -627,6 +619,23 @@ static void check_cores(struct __test_metadata *_metadata, FIXTURE_DATA(api) *se
 	}
 	EXPECT_EQ(batch, total) TH_LOG("batch %u on %u cores: %llu jobs", batch, cores,
 				       (unsigned long long)total);
+}
+
+/* Run @batch slices on @ctx: every slice bit-exact, the jobs as check_jobs(). */
+static void check_cores(struct __test_metadata *_metadata, FIXTURE_DATA(api) *self,
+			rknn_context ctx, uint32_t batch, uint32_t cores, int *have_stats)
+{
+	uint64_t before[8];
+	int8_t out[OUT_SIZE * 8];
+	uint32_t i;
+
+	*have_stats = !core_jobs(self, before);
+	memset(out, 0x5a, sizeof(out));
+	ASSERT_EQ(0, run_batch(self, ctx, batch, out));
+	for (i = 0; i < batch; i++)
+		EXPECT_EQ(0, memcmp(out + i * OUT_SIZE, self->ref + i * OUT_SIZE, OUT_SIZE))
+			TH_LOG("batch %u on %u cores: slice %u differs from the CPU", batch, cores, i);
+	check_jobs(_metadata, self, before, batch, cores, *have_stats);
 }
 
 /* rknn_set_batch_core_num: contexts, ranges, zero-copy memory, batch 1. */
@@ -658,18 +667,12 @@ TEST_F(api, batch_core_num_bad_arguments)
 		EXPECT_EQ(0, rknn_set_batch_core_num(self->ctx, i)) TH_LOG("core_num %d", i);
 	/* Still a batch context: no core mask. */
 	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_core_mask(self->ctx, RKNN_NPU_CORE_0));
-	/* Zero-copy memory is refused on it, in either order. */
+	/* With a core number set, bound memory must still hold the whole batch. */
 	memset(&ia, 0, sizeof(ia));
 	ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, &ia, sizeof(ia)));
-	im = rknn_create_mem(self->ctx, ia.size_with_stride);
+	im = rknn_create_mem(self->ctx, ia.size_with_stride / 3);
 	ASSERT_NE(NULL, im);
 	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_io_mem(self->ctx, im, &ia));
-	ASSERT_EQ(0, rknn_destroy(self->ctx));
-	ASSERT_EQ(0, init_batch(self, &self->ctx, 3));
-	ASSERT_EQ(0, rknn_set_io_mem(self->ctx, im, &ia));
-	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_batch_core_num(self->ctx, 1));
-	ASSERT_EQ(0, rknn_set_io_mem(self->ctx, NULL, &ia));
-	EXPECT_EQ(0, rknn_set_batch_core_num(self->ctx, 1));
 	EXPECT_EQ(0, rknn_destroy_mem(self->ctx, im));
 	ASSERT_EQ(0, rknn_destroy(self->ctx));
 	/* A batch-1 context takes it and runs as before. */
@@ -725,6 +728,91 @@ TEST_F_TIMEOUT(api, batch_core_num_uses_cores, 120)
 	check_cores(_metadata, self, self->ctx, 2 * n + 1, 2, &stats);
 	if (!stats)
 		SKIP(return, "no debugfs cores file: the cores used are not checked");
+}
+
+/*
+ * rknn_set_batch_core_num with zero-copy memory (at an offset): every
+ * slice in place and bit-exact on that many cores, bound before or after
+ * the call, input alone bound, the memory rebound and the old one freed.
+ */
+TEST_F_TIMEOUT(api, batch_core_num_zero_copy, 120)
+{
+	uint32_t n = self->info.num_cores, b = 2 * n + 1, i, k;
+	rknn_tensor_attr ia, oa;
+	rknn_tensor_mem *im, *om, *om2;
+	int8_t out[OUT_SIZE * 8];
+	uint64_t before[8];
+	int stats;
+	size_t is, os;
+
+	ASSERT_EQ(0, init_batch(self, &self->ctx, b));
+	memset(&ia, 0, sizeof(ia));
+	memset(&oa, 0, sizeof(oa));
+	ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, &ia, sizeof(ia)));
+	ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, &oa, sizeof(oa)));
+	is = ia.size / b;
+	os = oa.size / b;
+	im = rknn_create_mem(self->ctx, ia.size_with_stride + 128);
+	om = rknn_create_mem(self->ctx, oa.size_with_stride + 64);
+	om2 = rknn_create_mem(self->ctx, oa.size_with_stride);
+	ASSERT_NE(NULL, im);
+	ASSERT_NE(NULL, om);
+	ASSERT_NE(NULL, om2);
+	im->offset = 128;
+	om->offset = 64;
+	/* Bound before the first call, then the number changed down. */
+	ASSERT_EQ(0, rknn_set_io_mem(self->ctx, im, &ia));
+	ASSERT_EQ(0, rknn_set_io_mem(self->ctx, om, &oa));
+	for (i = 0; i < b; i++)
+		ASSERT_EQ(0, rkaccel_to_native(self->in + i * IN_SIZE, ROWS, 64,
+					       (uint8_t *)im->virt_addr + 128 + i * is, is));
+	for (k = n; k >= 1; k--) {
+		ASSERT_EQ(0, rknn_set_batch_core_num(self->ctx, (int)k));
+		stats = !core_jobs(self, before);
+		memset(om->virt_addr, 0x5a, oa.size_with_stride + 64);
+		ASSERT_EQ(0, rknn_run(self->ctx, NULL));
+		check_jobs(_metadata, self, before, b, k, stats);
+		for (i = 0; i < 64; i++)
+			ASSERT_EQ(0x5a, ((uint8_t *)om->virt_addr)[i]) TH_LOG("wrote before the offset");
+		for (i = 0; i < b; i++) {
+			ASSERT_EQ(0, rkaccel_from_native((uint8_t *)om->virt_addr + 64 + i * os, os,
+							 ROWS, 10, 1, out + i * OUT_SIZE));
+			EXPECT_EQ(0, memcmp(out + i * OUT_SIZE, self->ref + i * OUT_SIZE, OUT_SIZE))
+				TH_LOG("%u cores: slice %u", k, i);
+		}
+	}
+	/* Rebound to other memory; the old one may go at once. */
+	ASSERT_EQ(0, rknn_set_batch_core_num(self->ctx, (int)n));
+	ASSERT_EQ(0, rknn_set_io_mem(self->ctx, om2, &oa));
+	ASSERT_EQ(0, rknn_destroy_mem(self->ctx, om));
+	memset(om2->virt_addr, 0, oa.size_with_stride);
+	ASSERT_EQ(0, rknn_run(self->ctx, NULL));
+	for (i = 0; i < b; i++) {
+		ASSERT_EQ(0, rkaccel_from_native((uint8_t *)om2->virt_addr + i * os, os, ROWS, 10,
+						 1, out + i * OUT_SIZE));
+		EXPECT_EQ(0, memcmp(out + i * OUT_SIZE, self->ref + i * OUT_SIZE, OUT_SIZE))
+			TH_LOG("rebound: slice %u", i);
+	}
+	/* The input alone bound: the output comes back through outputs_get. */
+	ASSERT_EQ(0, rknn_set_io_mem(self->ctx, NULL, &oa));
+	ASSERT_EQ(0, rknn_set_batch_core_num(self->ctx, 2));
+	{
+		rknn_output o = { .is_prealloc = 1, .buf = out, .size = sizeof(out) };
+
+		memset(out, 0x5a, sizeof(out));
+		stats = !core_jobs(self, before);
+		ASSERT_EQ(0, rknn_run(self->ctx, NULL));
+		check_jobs(_metadata, self, before, b, 2, stats);
+		ASSERT_EQ(0, rknn_outputs_get(self->ctx, 1, &o, NULL));
+		for (i = 0; i < b; i++)
+			EXPECT_EQ(0, memcmp(out + i * OUT_SIZE, self->ref + i * OUT_SIZE, OUT_SIZE))
+				TH_LOG("input bound: slice %u", i);
+	}
+	ASSERT_EQ(0, rknn_set_io_mem(self->ctx, NULL, &ia));
+	EXPECT_EQ(0, rknn_destroy_mem(self->ctx, im));
+	EXPECT_EQ(0, rknn_destroy_mem(self->ctx, om2));
+	/* Unbound again: from rknn_inputs_set. */
+	check_cores(_metadata, self, self->ctx, b, 2, &stats);
 }
 
 /* rknn_create_mem + rknn_set_io_mem: native input and output, batch 1 and 3. */
@@ -829,6 +917,9 @@ TEST_F_TIMEOUT(api, cycles_leave_nothing, 180)
 			m0 = mallinfo2();
 		}
 		ASSERT_EQ(0, init_batch(self, &a, 2));
+		/* Pinned contexts too, every other cycle, copied by the dup. */
+		if (i & 4)
+			ASSERT_EQ(0, rknn_set_batch_core_num(a, 1 + (i & 1)));
 		ASSERT_EQ(0, rknn_dup_context(&a, &b));
 		ASSERT_EQ(0, run_batch(self, b, 2, out));
 		ASSERT_EQ(0, memcmp(out, self->ref, 2 * OUT_SIZE));

@@ -264,9 +264,9 @@ int rknn_inputs_set(rknn_context context, uint32_t n_inputs, rknn_input inputs[]
  * weights), the k-th pinned to core k, one thread each; slice i on context
  * i mod that number. Until it is called, the SDK's default: min(batch,
  * cores) contexts with core mask AUTO. On a batch-1 context it succeeds and
- * changes nothing. rknn_dup_context() copies the setting. Refused
- * (RKNN_ERR_PARAM_INVALID) for @core_num out of range and while memory is
- * bound with rknn_set_io_mem(), which it refuses in turn afterwards.
+ * changes nothing. rknn_dup_context() copies the setting. Memory bound
+ * with rknn_set_io_mem() keeps working (rebound slice by slice as the
+ * batch runs). RKNN_ERR_PARAM_INVALID for @core_num out of range.
  */
 int rknn_set_batch_core_num(rknn_context context, int core_num);
 
