@@ -8,7 +8,9 @@
  * duplicate and a SHARE_WEIGHT_MEM context must be on the device of the
  * weights they share. Multi-batch is librkaccel's rkaccel_ctx_set_batch(),
  * which follows the SDK's rules (hidden duplicates, core mask 0, slices at
- * batch_index * size / batch).
+ * batch_index * size / batch), until rknn_set_batch_core_num() asks for
+ * another number of cores: then the batch runs here, on that many batch-1
+ * librkaccel contexts, each pinned to a core of its own (pin[]).
  */
 
 #include <errno.h>
@@ -27,6 +29,9 @@
 #include "rkaccel.h"
 #include "rkaccel_drm.h"
 #include "rknn_api.h"
+
+/* Most cores rknn_set_batch_core_num() can pin (librkaccel's limit too). */
+#define RKNN_MAX_CORES	8
 
 #define RKNN_KNOWN_FLAGS (RKNN_FLAG_PRIOR_MEDIUM | RKNN_FLAG_PRIOR_LOW | \
 			  RKNN_FLAG_COLLECT_PERF_MASK | RKNN_FLAG_SHARE_WEIGHT_MEM)
@@ -50,7 +55,11 @@ struct rknn_ctx {
 	uint64_t frames;		/* completed runs */
 	int64_t last_us;
 	rknn_tensor_mem *bound[2];	/* zero-copy input, output */
+	size_t bound_off[2];		/* their offsets when bound */
 	struct rknn_out_alloc *allocs;	/* outputs_get() buffers not yet released */
+	uint32_t core_num;		/* of rknn_set_batch_core_num(), 0 if never set */
+	uint32_t npin;			/* contexts in pin[], 0: librkaccel's batch */
+	struct rkaccel_ctx *pin[RKNN_MAX_CORES];	/* pin[0] is ctx; pin[k] on core k */
 	struct rknn_ctx *next;
 };
 
@@ -154,12 +163,15 @@ static void ctx_put(struct rknn_ctx *c)
 static void ctx_free(struct rknn_ctx *c)
 {
 	struct rknn_out_alloc *a, *n;
+	uint32_t i;
 
 	for (a = c->allocs; a; a = n) {
 		n = a->next;
 		free(a->buf);
 		free(a);
 	}
+	for (i = 1; i < c->npin; i++)
+		rkaccel_ctx_destroy(c->pin[i]);
 	rkaccel_ctx_destroy(c->ctx);
 	free(c->in);
 	free(c->out);
@@ -338,9 +350,87 @@ fail:
 	return ret;
 }
 
+/*
+ * Run the batch of @c on @n contexts (@n <= batch), the k-th pinned to the
+ * k-th core of the device: @c's own context at batch 1 and @n - 1
+ * duplicates (weights shared). Returns 0 or a negative errno, with @c
+ * unchanged on failure.
+ */
+static int ctx_pin(struct rknn_ctx *c, uint32_t n)
+{
+	struct rkaccel_ctx *add[RKNN_MAX_CORES] = { NULL };
+	uint32_t cores[RKNN_MAX_CORES], have = c->npin ? c->npin : 1, i = 0, k;
+	int ret = 0;
+
+	for (k = 0; k < 32 && i < n; k++)
+		if (g_info.core_mask & (1u << k))
+			cores[i++] = k;
+	if (i < n)
+		return -EINVAL;
+	/* The new duplicates first: failing there changes nothing. */
+	for (k = have; k < n && !ret; k++) {
+		ret = rkaccel_ctx_dup(c->ctx, &add[k]);
+		if (!ret)
+			ret = rkaccel_ctx_set_core_mask(add[k], 1u << cores[k]);
+	}
+	if (!ret && !c->npin) {
+		/* Drop librkaccel's hidden duplicates; pin the context itself. */
+		ret = rkaccel_ctx_set_batch(c->ctx, 1);
+		if (!ret) {
+			ret = rkaccel_ctx_set_core_mask(c->ctx, 1u << cores[0]);
+			if (ret)
+				rkaccel_ctx_set_batch(c->ctx, c->in_attr.dims[0]);
+		}
+	}
+	if (ret) {
+		for (k = have; k < n; k++)
+			rkaccel_ctx_destroy(add[k]);
+		return ret;
+	}
+	for (k = n; k < c->npin; k++) {
+		rkaccel_ctx_destroy(c->pin[k]);
+		c->pin[k] = NULL;
+	}
+	for (k = have; k < n; k++)
+		c->pin[k] = add[k];
+	c->pin[0] = c->ctx;
+	c->npin = n;
+	return 0;
+}
+
+/* Apply @core_num (valid) to @c: pinned contexts for a batch above 1. */
+static int ctx_set_core_num(struct rknn_ctx *c, uint32_t core_num)
+{
+	uint32_t batch = c->in_attr.dims[0];
+	int ret = 0;
+
+	if (batch > 1)
+		ret = ctx_pin(c, core_num < batch ? core_num : batch);
+	if (!ret)
+		c->core_num = core_num;
+	return ret;
+}
+
+int rknn_set_batch_core_num(rknn_context context, int core_num)
+{
+	struct rknn_ctx *c = ctx_get(context);
+	int ret;
+
+	if (!c)
+		return RKNN_ERR_CTX_INVALID;
+	if (core_num < 1 || (uint32_t)core_num > g_info.num_cores ||
+	    core_num > RKNN_MAX_CORES)
+		ret = RKNN_ERR_PARAM_INVALID;
+	else
+		ret = rknn_err(ctx_set_core_num(c, (uint32_t)core_num));
+	ctx_put(c);
+	return ret;
+}
+
 int rknn_dup_context(rknn_context *context_in, rknn_context *context_out)
 {
 	struct rknn_ctx *src, *c;
+	uint32_t core_num;
 	int ret;
 
 	if (!context_in || !context_out)
@@ -358,9 +448,13 @@ int rknn_dup_context(rknn_context *context_in, rknn_context *context_out)
 	ret = rknn_err(rkaccel_ctx_dup(src->ctx, &c->ctx));
 	if (!ret && src->in_attr.dims[0] > 1)
 		ret = rknn_err(rkaccel_ctx_set_batch(c->ctx, src->in_attr.dims[0]));
+	core_num = src->core_num;
 	ctx_put(src);
 	if (!ret)
 		ret = rknn_err(ctx_setup(c));
+	/* The copy runs its batch on as many cores as the original. */
+	if (!ret && core_num)
+		ret = rknn_err(ctx_set_core_num(c, core_num));
 	if (ret) {
 		ctx_free(c);
 		dev_put();
@@ -620,6 +714,85 @@ int rknn_set_core_mask(rknn_context context, rknn_core_mask core_mask)
 	return ret;
 }
 
+struct pin_job {
+	struct rknn_ctx *c;
+	uint32_t k;
+	int ret;
+};
+
+static struct rkaccel_mem *mem_of(const rknn_tensor_mem *m)
+{
+	return ((struct rknn_mem_priv *)m->priv_data)->mem;
+}
+
+/*
+ * Slice @i on pinned context @p: bound memory is rebound at the slice's
+ * native offset first (the pinned contexts have batch 1).
+ */
+static int pin_slice(struct rknn_ctx *c, struct rkaccel_ctx *p, uint32_t i)
+{
+	uint32_t b = c->in_attr.dims[0];
+	size_t is = c->in_attr.size / b, os = c->out_attr.size / b;
+	size_t ins = c->in_attr.native_size / b, ons = c->out_attr.native_size / b;
+	uint8_t *out = (uint8_t *)c->out + i * os;
+	int ret = 0;
+
+	if (c->bound[0])
+		ret = rkaccel_ctx_set_io_mem(p, RKACCEL_BUF_INPUT, mem_of(c->bound[0]),
+					     c->bound_off[0] + i * ins);
+	if (!ret && c->bound[1])
+		ret = rkaccel_ctx_set_io_mem(p, RKACCEL_BUF_OUTPUT, mem_of(c->bound[1]),
+					     c->bound_off[1] + i * ons);
+	if (ret)
+		return ret;
+	if (!c->bound[0])
+		return rkaccel_ctx_run(p, c->in + i * is, is, out, os);
+	ret = rkaccel_ctx_run_native(p);
+	if (!ret && !c->bound[1])
+		ret = rkaccel_from_native(rkaccel_ctx_io_ptr(p, RKACCEL_BUF_OUTPUT, 0), ons,
+					  c->rows, c->out_features, c->out_bytes, out);
+	return ret;
+}
+
+/* Slices k, k + npin, ... of the batch on pinned context k. */
+static void *pin_run(void *arg)
+{
+	struct pin_job *j = arg;
+	struct rknn_ctx *c = j->c;
+	uint32_t b = c->in_attr.dims[0], i;
+
+	for (i = j->k; i < b && !j->ret; i += c->npin)
+		j->ret = pin_slice(c, c->pin[j->k], i);
+	return NULL;
+}
+
+/* The batch on the pinned contexts, one thread each, all at once. */
+static int run_pinned(struct rknn_ctx *c)
+{
+	struct pin_job jobs[RKNN_MAX_CORES];
+	pthread_t th[RKNN_MAX_CORES];
+	int started[RKNN_MAX_CORES] = { 0 }, ret = 0;
+	uint32_t k;
+
+	for (k = 0; k < c->npin; k++) {
+		jobs[k].c = c;
+		jobs[k].k = k;
+		jobs[k].ret = 0;
+	}
+	for (k = 1; k < c->npin; k++)
+		started[k] = !pthread_create(&th[k], NULL, pin_run, &jobs[k]);
+	pin_run(&jobs[0]);
+	for (k = 1; k < c->npin; k++) {
+		if (started[k])
+			pthread_join(th[k], NULL);
+		else
+			pin_run(&jobs[k]);	/* no thread: its slices, after the others */
+	}
+	for (k = 0; k < c->npin && !ret; k++)
+		ret = jobs[k].ret;
+	return ret;
+}
+
 static int64_t now_us(void)
 {
 	struct timespec ts;
@@ -645,12 +818,14 @@ int rknn_run(rknn_context context, rknn_run_extend *extend)
 		goto out;
 	}
 	t0 = now_us();
-	if (c->bound[0])
+	if (c->npin)
+		ret = rknn_err(run_pinned(c));
+	else if (c->bound[0])
 		ret = rknn_err(rkaccel_ctx_run_native(c->ctx));
 	else
 		ret = rknn_err(rkaccel_ctx_run(c->ctx, c->in, c->in_attr.size, c->out,
 					       c->out_attr.size));
-	if (!ret && c->bound[0] && !c->bound[1]) {
+	if (!ret && !c->npin && c->bound[0] && !c->bound[1]) {
 		/* Output left in the contexts' own buffers: gather it. */
 		uint32_t i, b = c->in_attr.dims[0];
 		size_t os = c->out_attr.size / b, ns = c->out_attr.native_size / b;
@@ -836,6 +1011,7 @@ int rknn_set_io_mem(rknn_context ctx, rknn_tensor_mem *mem, rknn_tensor_attr *at
 {
 	struct rknn_ctx *c = ctx_get(ctx);
 	rknn_tensor_attr want;
+	uint32_t k;
 	int out, ret;
 
 	if (!c)
@@ -854,11 +1030,20 @@ int rknn_set_io_mem(rknn_context ctx, rknn_tensor_mem *mem, rknn_tensor_attr *at
 		goto out;
 	}
 	ret = rknn_err(rkaccel_ctx_set_io_mem(c->ctx, out ? RKACCEL_BUF_OUTPUT : RKACCEL_BUF_INPUT,
-					      mem ? ((struct rknn_mem_priv *)mem->priv_data)->mem :
-						    NULL,
+					      mem ? mem_of(mem) : NULL,
 					      mem ? (size_t)mem->offset : 0));
-	if (!ret)
+	/*
+	 * The other pinned contexts (rknn_set_batch_core_num()) are bound slice
+	 * by slice when the batch runs; they let go of the old memory now, which
+	 * may be destroyed once unbound here.
+	 */
+	for (k = 1; !ret && k < c->npin; k++)
+		ret = rknn_err(rkaccel_ctx_set_io_mem(c->pin[k], out ? RKACCEL_BUF_OUTPUT :
+								       RKACCEL_BUF_INPUT, NULL, 0));
+	if (!ret) {
 		c->bound[out] = mem;
+		c->bound_off[out] = mem ? (size_t)mem->offset : 0;
+	}
 out:
 	ctx_put(c);
 	return ret;

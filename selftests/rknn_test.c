@@ -5,10 +5,13 @@
  * .rknn format is refused, the SDK's multi-batch (sizes B times the
  * single-batch ones, slices at i * size / B) and rknn_dup_context /
  * SHARE_WEIGHT_MEM are bit-exact against the CPU reference with the
- * weights held once, zero-copy memory, core masks, and nothing is left
- * behind: no BO, kernel context, fd or heap memory.
+ * weights held once, zero-copy memory, core masks,
+ * rknn_set_batch_core_num() (the batch's jobs on exactly that many cores,
+ * counted in debugfs), and nothing is left behind: no BO, kernel context,
+ * fd or heap memory.
  */
 
+#include <limits.h>
 #include <malloc.h>
 #include <sys/stat.h>
 
@@ -563,6 +566,255 @@ TEST_F(api, core_masks)
 	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_core_mask(self->ctx, (rknn_core_mask)0x10000));
 }
 
+/* Jobs run so far per core (debugfs) into @jobs[num_cores]; 0, or -1 without debugfs. */
+static int core_jobs(FIXTURE_DATA(api) *self, uint64_t *jobs)
+{
+	struct rkaccel_core_stats st[8];
+	int n = rkaccel_core_stats(self->dev, st, 8), i;
+
+	if (n < (int)self->info.num_cores)
+		return -1;
+	for (i = 0; i < (int)self->info.num_cores; i++)
+		jobs[i] = st[i].jobs;
+	return 0;
+}
+
+/* The k-th core the device has, as a bit index. */
+static uint32_t nth_core(FIXTURE_DATA(api) *self, uint32_t k)
+{
+	uint32_t bit;
+
+	for (bit = 0; bit < 32; bit++)
+		if ((self->info.core_mask & (1u << bit)) && !k--)
+			return bit;
+	return 32;
+}
+
+/*
+ * With debugfs (*@have_stats), the jobs since @before: one per slice of
+ * @batch, all on the first @cores cores of the device, each of them busy.
+ */
+static void check_jobs(struct __test_metadata *_metadata, FIXTURE_DATA(api) *self,
+		       const uint64_t *before, uint32_t batch, uint32_t cores, int have_stats)
+{
+	uint64_t after[8], total = 0;
+	uint32_t i, k;
+
+	if (!have_stats || core_jobs(self, after))
+		return;
+	for (k = 0; k < self->info.num_cores; k++) {
+		uint64_t d = after[k] - before[k];
+		int used = 0;
+
+		for (i = 0; i < cores; i++)
+			used |= nth_core(self, i) == k;
+		total += d;
+		if (used) {
+			EXPECT_LT(0, d) TH_LOG("batch %u on %u cores: core %u ran nothing",
+					       batch, cores, k);
+		} else {
+			EXPECT_EQ(0, d) TH_LOG("batch %u on %u cores: core %u ran %llu jobs",
+					       batch, cores, k, (unsigned long long)d);
+		}
+	}
+	EXPECT_EQ(batch, total) TH_LOG("batch %u on %u cores: %llu jobs", batch, cores,
+				       (unsigned long long)total);
+}
+
+/* Run @batch slices on @ctx: every slice bit-exact, the jobs as check_jobs(). */
+static void check_cores(struct __test_metadata *_metadata, FIXTURE_DATA(api) *self,
+			rknn_context ctx, uint32_t batch, uint32_t cores, int *have_stats)
+{
+	uint64_t before[8];
+	int8_t out[OUT_SIZE * 8];
+	uint32_t i;
+
+	*have_stats = !core_jobs(self, before);
+	memset(out, 0x5a, sizeof(out));
+	ASSERT_EQ(0, run_batch(self, ctx, batch, out));
+	for (i = 0; i < batch; i++)
+		EXPECT_EQ(0, memcmp(out + i * OUT_SIZE, self->ref + i * OUT_SIZE, OUT_SIZE))
+			TH_LOG("batch %u on %u cores: slice %u differs from the CPU", batch, cores, i);
+	check_jobs(_metadata, self, before, batch, cores, *have_stats);
+}
+
+/* rknn_set_batch_core_num: contexts, ranges, zero-copy memory, batch 1. */
+TEST_F(api, batch_core_num_bad_arguments)
+{
+	int n = (int)self->info.num_cores, i;
+	const int bad[] = { 0, -1, -3, INT_MIN, n + 1, 4, 8, 9, INT_MAX };
+	rknn_tensor_attr ia;
+	rknn_tensor_mem *im;
+	rknn_context dead;
+
+	/* 0, unknown and destroyed contexts. */
+	ASSERT_EQ(0, init_batch(self, &dead, 3));
+	ASSERT_EQ(0, init_batch(self, &self->ctx, 3));
+	ASSERT_EQ(0, rknn_destroy(dead));
+	for (i = 1; i <= n; i++) {
+		EXPECT_EQ(RKNN_ERR_CTX_INVALID, rknn_set_batch_core_num(dead, i));
+		EXPECT_EQ(RKNN_ERR_CTX_INVALID, rknn_set_batch_core_num(0, i));
+		EXPECT_EQ(RKNN_ERR_CTX_INVALID, rknn_set_batch_core_num(self->ctx + 1000, i));
+	}
+	/* Out of range for the device: 1 .. cores only. */
+	for (i = 0; i < (int)(sizeof(bad) / sizeof(bad[0])); i++) {
+		if (bad[i] >= 1 && bad[i] <= n)
+			continue;
+		EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_batch_core_num(self->ctx, bad[i]))
+			TH_LOG("core_num %d on %d cores", bad[i], n);
+	}
+	for (i = n; i >= 1; i--)
+		EXPECT_EQ(0, rknn_set_batch_core_num(self->ctx, i)) TH_LOG("core_num %d", i);
+	/* Still a batch context: no core mask. */
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_core_mask(self->ctx, RKNN_NPU_CORE_0));
+	/* With a core number set, bound memory must still hold the whole batch. */
+	memset(&ia, 0, sizeof(ia));
+	ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, &ia, sizeof(ia)));
+	im = rknn_create_mem(self->ctx, ia.size_with_stride / 3);
+	ASSERT_NE(NULL, im);
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_io_mem(self->ctx, im, &ia));
+	EXPECT_EQ(0, rknn_destroy_mem(self->ctx, im));
+	ASSERT_EQ(0, rknn_destroy(self->ctx));
+	/* A batch-1 context takes it and runs as before. */
+	ASSERT_EQ(0, rknn_init(&self->ctx, self->image, (uint32_t)self->image_len, 0, NULL));
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_batch_core_num(self->ctx, 0));
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_batch_core_num(self->ctx, n + 1));
+	for (i = 1; i <= n; i++)
+		EXPECT_EQ(0, rknn_set_batch_core_num(self->ctx, i));
+	EXPECT_EQ(0, rknn_set_core_mask(self->ctx, RKNN_NPU_CORE_0));
+}
+
+/*
+ * rknn_set_batch_core_num(n): the batch runs on exactly min(n, batch) cores,
+ * every slice bit-exact; changed up and down, refused values change
+ * nothing, and a duplicate keeps it.
+ */
+TEST_F_TIMEOUT(api, batch_core_num_uses_cores, 120)
+{
+	uint32_t n = self->info.num_cores, b = 2 * n, i;
+	int stats = 0;
+
+	ASSERT_LE(2, n);
+	ASSERT_EQ(0, init_batch(self, &self->ctx, b));
+	for (i = 1; i <= n; i++) {
+		ASSERT_EQ(0, rknn_set_batch_core_num(self->ctx, (int)i));
+		check_cores(_metadata, self, self->ctx, b, i, &stats);
+	}
+	for (i = n; i >= 1; i--) {
+		ASSERT_EQ(0, rknn_set_batch_core_num(self->ctx, (int)i));
+		check_cores(_metadata, self, self->ctx, b, i, &stats);
+	}
+	/* A refused value leaves it at 1 core. */
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_batch_core_num(self->ctx, (int)n + 1));
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_batch_core_num(self->ctx, 0));
+	check_cores(_metadata, self, self->ctx, b, 1, &stats);
+	/* The duplicate runs on as many cores, and may be changed alone. */
+	ASSERT_EQ(0, rknn_dup_context(&self->ctx, &self->ctx2));
+	check_cores(_metadata, self, self->ctx2, b, 1, &stats);
+	ASSERT_EQ(0, rknn_set_batch_core_num(self->ctx2, 2));
+	check_cores(_metadata, self, self->ctx2, b, 2, &stats);
+	check_cores(_metadata, self, self->ctx, b, 1, &stats);
+	ASSERT_EQ(0, rknn_destroy(self->ctx2));
+	self->ctx2 = 0;
+	ASSERT_EQ(0, rknn_destroy(self->ctx));
+	/* More cores than slices: one core per slice. */
+	ASSERT_EQ(0, init_batch(self, &self->ctx, 2));
+	ASSERT_EQ(0, rknn_set_batch_core_num(self->ctx, (int)n));
+	check_cores(_metadata, self, self->ctx, 2, 2, &stats);
+	/* Odd batches: the last slices on the first cores. */
+	ASSERT_EQ(0, rknn_destroy(self->ctx));
+	ASSERT_EQ(0, init_batch(self, &self->ctx, 2 * n + 1));
+	ASSERT_EQ(0, rknn_set_batch_core_num(self->ctx, 2));
+	check_cores(_metadata, self, self->ctx, 2 * n + 1, 2, &stats);
+	if (!stats)
+		SKIP(return, "no debugfs cores file: the cores used are not checked");
+}
+
+/*
+ * rknn_set_batch_core_num with zero-copy memory (at an offset): every
+ * slice in place and bit-exact on that many cores, bound before or after
+ * the call, input alone bound, the memory rebound and the old one freed.
+ */
+TEST_F_TIMEOUT(api, batch_core_num_zero_copy, 120)
+{
+	uint32_t n = self->info.num_cores, b = 2 * n + 1, i, k;
+	rknn_tensor_attr ia, oa;
+	rknn_tensor_mem *im, *om, *om2;
+	int8_t out[OUT_SIZE * 8];
+	uint64_t before[8];
+	int stats;
+	size_t is, os;
+
+	ASSERT_EQ(0, init_batch(self, &self->ctx, b));
+	memset(&ia, 0, sizeof(ia));
+	memset(&oa, 0, sizeof(oa));
+	ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, &ia, sizeof(ia)));
+	ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, &oa, sizeof(oa)));
+	is = ia.size / b;
+	os = oa.size / b;
+	im = rknn_create_mem(self->ctx, ia.size_with_stride + 128);
+	om = rknn_create_mem(self->ctx, oa.size_with_stride + 64);
+	om2 = rknn_create_mem(self->ctx, oa.size_with_stride);
+	ASSERT_NE(NULL, im);
+	ASSERT_NE(NULL, om);
+	ASSERT_NE(NULL, om2);
+	im->offset = 128;
+	om->offset = 64;
+	/* Bound before the first call, then the number changed down. */
+	ASSERT_EQ(0, rknn_set_io_mem(self->ctx, im, &ia));
+	ASSERT_EQ(0, rknn_set_io_mem(self->ctx, om, &oa));
+	for (i = 0; i < b; i++)
+		ASSERT_EQ(0, rkaccel_to_native(self->in + i * IN_SIZE, ROWS, 64,
+					       (uint8_t *)im->virt_addr + 128 + i * is, is));
+	for (k = n; k >= 1; k--) {
+		ASSERT_EQ(0, rknn_set_batch_core_num(self->ctx, (int)k));
+		stats = !core_jobs(self, before);
+		memset(om->virt_addr, 0x5a, oa.size_with_stride + 64);
+		ASSERT_EQ(0, rknn_run(self->ctx, NULL));
+		check_jobs(_metadata, self, before, b, k, stats);
+		for (i = 0; i < 64; i++)
+			ASSERT_EQ(0x5a, ((uint8_t *)om->virt_addr)[i]) TH_LOG("wrote before the offset");
+		for (i = 0; i < b; i++) {
+			ASSERT_EQ(0, rkaccel_from_native((uint8_t *)om->virt_addr + 64 + i * os, os,
+							 ROWS, 10, 1, out + i * OUT_SIZE));
+			EXPECT_EQ(0, memcmp(out + i * OUT_SIZE, self->ref + i * OUT_SIZE, OUT_SIZE))
+				TH_LOG("%u cores: slice %u", k, i);
+		}
+	}
+	/* Rebound to other memory; the old one may go at once. */
+	ASSERT_EQ(0, rknn_set_batch_core_num(self->ctx, (int)n));
+	ASSERT_EQ(0, rknn_set_io_mem(self->ctx, om2, &oa));
+	ASSERT_EQ(0, rknn_destroy_mem(self->ctx, om));
+	memset(om2->virt_addr, 0, oa.size_with_stride);
+	ASSERT_EQ(0, rknn_run(self->ctx, NULL));
+	for (i = 0; i < b; i++) {
+		ASSERT_EQ(0, rkaccel_from_native((uint8_t *)om2->virt_addr + i * os, os, ROWS, 10,
+						 1, out + i * OUT_SIZE));
+		EXPECT_EQ(0, memcmp(out + i * OUT_SIZE, self->ref + i * OUT_SIZE, OUT_SIZE))
+			TH_LOG("rebound: slice %u", i);
+	}
+	/* The input alone bound: the output comes back through outputs_get. */
+	ASSERT_EQ(0, rknn_set_io_mem(self->ctx, NULL, &oa));
+	ASSERT_EQ(0, rknn_set_batch_core_num(self->ctx, 2));
+	{
+		rknn_output o = { .is_prealloc = 1, .buf = out, .size = sizeof(out) };
+
+		memset(out, 0x5a, sizeof(out));
+		stats = !core_jobs(self, before);
+		ASSERT_EQ(0, rknn_run(self->ctx, NULL));
+		check_jobs(_metadata, self, before, b, 2, stats);
+		ASSERT_EQ(0, rknn_outputs_get(self->ctx, 1, &o, NULL));
+		for (i = 0; i < b; i++)
+			EXPECT_EQ(0, memcmp(out + i * OUT_SIZE, self->ref + i * OUT_SIZE, OUT_SIZE))
+				TH_LOG("input bound: slice %u", i);
+	}
+	ASSERT_EQ(0, rknn_set_io_mem(self->ctx, NULL, &ia));
+	EXPECT_EQ(0, rknn_destroy_mem(self->ctx, im));
+	EXPECT_EQ(0, rknn_destroy_mem(self->ctx, om2));
+	/* Unbound again: from rknn_inputs_set. */
+	check_cores(_metadata, self, self->ctx, b, 2, &stats);
+}
+
 /* rknn_create_mem + rknn_set_io_mem: native input and output, batch 1 and 3. */
 TEST_F(api, zero_copy)
 {
@@ -665,6 +917,9 @@ TEST_F_TIMEOUT(api, cycles_leave_nothing, 180)
 			m0 = mallinfo2();
 		}
 		ASSERT_EQ(0, init_batch(self, &a, 2));
+		/* Pinned contexts too, every other cycle, copied by the dup. */
+		if (i & 4)
+			ASSERT_EQ(0, rknn_set_batch_core_num(a, 1 + (i & 1)));
 		ASSERT_EQ(0, rknn_dup_context(&a, &b));
 		ASSERT_EQ(0, run_batch(self, b, 2, out));
 		ASSERT_EQ(0, memcmp(out, self->ref, 2 * OUT_SIZE));

@@ -258,6 +258,19 @@ int rknn_query(rknn_context context, rknn_query_cmd cmd, void *info, uint32_t si
 int rknn_inputs_set(rknn_context context, uint32_t n_inputs, rknn_input inputs[]);
 
 /*
+ * rknn_set_batch_core_num - run the batch of a multi-batch context on
+ * @core_num NPU cores, 1 .. the device's cores (3 on RK3588, 2 on RK3576):
+ * min(@core_num, batch) contexts (the context and duplicates sharing its
+ * weights), the k-th pinned to core k, one thread each; slice i on context
+ * i mod that number. Until it is called, the SDK's default: min(batch,
+ * cores) contexts with core mask AUTO. On a batch-1 context it succeeds and
+ * changes nothing. rknn_dup_context() copies the setting. Memory bound
+ * with rknn_set_io_mem() keeps working (rebound slice by slice as the
+ * batch runs). RKNN_ERR_PARAM_INVALID for @core_num out of range.
+ */
+int rknn_set_batch_core_num(rknn_context context, int core_num);
+
+/*
  * rknn_set_core_mask - run the context's jobs on the cores of @core_mask
  * (AUTO: any; ALL: every core of the device). Refused for a core the device
  * does not have and for a context with a batch above 1 (its contexts run
