@@ -317,63 +317,100 @@ out:
 typedef int (*tput_fn)(const struct bench *, struct rkaccel_ctx *, unsigned int, double *,
 		       double *);
 
-/*
- * One round of one mode (@tag "" pipelined, "sync." synchronous): batch 1
- * on core 0, every batch B on any core, batch 1 on core 0 again; each
- * ratio divides by the mean of the two baselines around it.
- */
-static int scaling_round(struct bench *b, const char *tag, tput_fn fn,
-			 struct rkaccel_ctx *one, struct rkaccel_ctx *ctx, unsigned int iters)
+struct scaling {
+	struct rkaccel_ctx *one, *ctx;	/* batch 1 on core 0; any batch, any core */
+	unsigned int iters, piters;
+	double base, base_sum, busy_sum;	/* the last baseline; sums of all of them */
+	unsigned int nbase;
+};
+
+/* The baseline: one core's capacity, batch 1 on core 0 kept busy by a pipe. */
+static int baseline(struct bench *b, struct scaling *sc)
 {
-	unsigned int max_batch = 2 * b->info.num_cores, cores = b->info.num_cores;
-	double base0, base1, busy0, busy1, tput[16], busy[16], base;
-	int ret;
+	double busy;
+	int ret = pipe_throughput(b, sc->one, sc->piters, &sc->base, &busy);
 
-	ret = fn(b, one, iters, &base0, &busy0);
-	for (unsigned int batch = 1; batch <= max_batch && !ret; batch++) {
-		ret = rkaccel_ctx_set_batch(ctx, batch);
-		if (!ret)
-			ret = fn(b, ctx, iters, &tput[batch], &busy[batch]);
+	if (!ret) {
+		sc->base_sum += sc->base;
+		sc->busy_sum += busy;
+		sc->nbase++;
 	}
-	if (!ret)
-		ret = fn(b, one, iters, &base1, &busy1);
-	if (ret)
-		return ret;
-	base = (base0 + base1) / 2;
-	figure(b, base, "%s.%stput.core1", b->soc, tag);
-	figure(b, (busy0 + busy1) / 2, "%s.%sbusy.core1", b->soc, tag);
-	figure_ideal(b, 1, "%s.%sbusy.core1", b->soc, tag);
-	for (unsigned int batch = 1; batch <= max_batch; batch++) {
-		unsigned int rounds = (batch + cores - 1) / cores;
-		/* a pipe overlaps batches: only the cores limit it */
-		double ideal = *tag ? (double)batch / rounds : batch < cores ? batch : cores;
+	return ret;
+}
 
-		figure(b, tput[batch], "%s.%stput.b%u", b->soc, tag, batch);
-		figure(b, busy[batch], "%s.%sbusy.b%u", b->soc, tag, batch);
-		figure(b, tput[batch] / base, "%s.%sscale.b%u", b->soc, tag, batch);
+/*
+ * Every batch B of one mode (@tag "" pipelined, "sync." synchronous), each
+ * measured between two baselines (the one before it is the one after the
+ * batch before): its ratio divides by their mean, so a change of the
+ * machine's load between figures does not move a ratio.
+ */
+static int scaling_mode(struct bench *b, struct scaling *sc, const char *tag, tput_fn fn,
+			unsigned int iters)
+{
+	unsigned int cores = b->info.num_cores;
+	double tput, busy, before;
+	int ret = 0;
+
+	for (unsigned int batch = 1; batch <= 2 * cores && !ret; batch++) {
+		unsigned int rounds = (batch + cores - 1) / cores;
+		/*
+		 * A pipe keeps PIPE_DEPTH batches in flight: only the cores
+		 * and the jobs in flight limit it. A synchronous run of B
+		 * slices takes ceil(B / cores) job times at best.
+		 */
+		double ideal = *tag ? (double)batch / rounds :
+			       batch * PIPE_DEPTH < cores ? batch * PIPE_DEPTH : cores;
+
+		before = sc->base;
+		ret = rkaccel_ctx_set_batch(sc->ctx, batch);
+		if (!ret)
+			ret = fn(b, sc->ctx, iters, &tput, &busy);
+		if (!ret)
+			ret = baseline(b, sc);
+		if (ret)
+			break;
+		figure(b, tput, "%s.%stput.b%u", b->soc, tag, batch);
+		figure(b, busy, "%s.%sbusy.b%u", b->soc, tag, batch);
+		figure(b, tput / ((before + sc->base) / 2), "%s.%sscale.b%u", b->soc, tag, batch);
 		figure(b, ideal, "%s.%sideal.b%u", b->soc, tag, batch);
 		figure_ideal(b, ideal, "%s.%sscale.b%u", b->soc, tag, batch);
 		figure_ideal(b, ideal, "%s.%sbusy.b%u", b->soc, tag, batch);
 	}
-	return 0;
+	return ret;
 }
 
 static int bench_scaling_round(struct bench *b, const struct rkaccel_model *model)
 {
-	unsigned int iters = b->quick ? 3 : 8, piters = b->quick ? 4 : 10;
-	struct rkaccel_ctx *one = NULL, *ctx = NULL;
+	struct scaling sc = {
+		.iters = b->quick ? 3 : 8, .piters = b->quick ? 4 : 10,
+	};
+	double tput, busy;
 	int ret;
 
-	/* batch 1 on one core: the baseline every ratio divides by */
-	ret = rkaccel_ctx_create(b->dev, model, 1, &one);
+	ret = rkaccel_ctx_create(b->dev, model, 1, &sc.one);
 	if (!ret)
-		ret = rkaccel_ctx_create(b->dev, model, 0, &ctx);
+		ret = rkaccel_ctx_create(b->dev, model, 0, &sc.ctx);
+	/* batch 1 on one core, synchronously: what the host's share costs it */
 	if (!ret)
-		ret = scaling_round(b, "", pipe_throughput, one, ctx, piters);
+		ret = throughput(b, sc.one, sc.iters, &tput, &busy);
+	if (!ret) {
+		figure(b, tput, "%s.sync.tput.core1", b->soc);
+		figure(b, busy, "%s.sync.busy.core1", b->soc);
+		ret = baseline(b, &sc);
+	}
 	if (!ret)
-		ret = scaling_round(b, "sync.", throughput, one, ctx, iters);
-	rkaccel_ctx_destroy(one);
-	rkaccel_ctx_destroy(ctx);
+		ret = scaling_mode(b, &sc, "", pipe_throughput, sc.piters);
+	if (!ret)
+		ret = scaling_mode(b, &sc, "sync.", throughput, sc.iters);
+	if (!ret) {
+		figure(b, sc.base_sum / sc.nbase, "%s.tput.core1", b->soc);
+		figure(b, sc.busy_sum / sc.nbase, "%s.busy.core1", b->soc);
+		figure_ideal(b, 1, "%s.busy.core1", b->soc);
+		figure(b, tput / (sc.base_sum / sc.nbase), "%s.sync.scale.core1", b->soc);
+		figure_ideal(b, 1, "%s.sync.scale.core1", b->soc);
+	}
+	rkaccel_ctx_destroy(sc.one);
+	rkaccel_ctx_destroy(sc.ctx);
 	return ret;
 }
 
@@ -649,7 +686,11 @@ static void print_scaling(const struct bench *b, const char *tag, const char *ti
 	       "busy cores");
 	printf("  1core");
 	cell(fig(b, "%s.%stput.core1", b->soc, tag), "%.1f");
-	printf("  %-24s  %5.3f", "1", 1.0);
+	if (*tag)
+		cell(fig(b, "%s.%sscale.core1", b->soc, tag), "%.3f");
+	else
+		printf("  %-24s", "1 (the baseline)");
+	printf("  %5.3f", 1.0);
 	cell(fig(b, "%s.%sbusy.core1", b->soc, tag), "%.2f");
 	printf("\n");
 	for (unsigned int batch = 1; batch <= 2 * b->info.num_cores; batch++) {
@@ -666,11 +707,13 @@ static void print_table(const struct bench *b)
 {
 	unsigned int errors = 0;
 
-	print_scaling(b, "", "pipelined (rkaccel_pipe, depth 2): steady-state throughput");
-	print_scaling(b, "sync.", "synchronous (rkaccel_ctx_run)");
-	printf("  (ratio: to batch 1 on core 0 in the same mode, measured before and after\n"
-	       "   the batches of each round; busy: device time of the jobs on all cores\n"
-	       "   per wall second; ! marks a median above its ideal: a measurement error)\n");
+	print_scaling(b, "", "pipelined (rkaccel_pipe, depth 2), steady state,");
+	print_scaling(b, "sync.", "synchronous (rkaccel_ctx_run),");
+	printf("  (ratio: to one core's capacity, batch 1 pipelined on core 0, measured\n"
+	       "   before and after each batch; ideal: pipelined min(B x %d in flight, cores),\n"
+	       "   synchronous B / ceil(B / cores); busy: device time of the jobs on all\n"
+	       "   cores per wall second; ! marks a median above its ideal: a measurement\n"
+	       "   error, not a result)\n", PIPE_DEPTH);
 	printf("\nsubmit overhead (zero-work jobs), median [min..max] of %u rounds:\n",
 	       b->rounds);
 	printf("  jobs/s, 1 context:    ");
