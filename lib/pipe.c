@@ -78,6 +78,24 @@ static int slot_init(struct rkaccel_pipe *p, struct rkaccel_ctx *src, struct pip
 	return ret;
 }
 
+/*
+ * After a failed job the driver may have marked the slot's kernel contexts
+ * guilty, refusing their later jobs: give the slot fresh ones, copied from
+ * its own context (the weights stay shared). If that fails the old slot
+ * stays, and its next push reports the error.
+ */
+static void slot_renew(struct rkaccel_pipe *p, struct pipe_slot *s)
+{
+	struct pipe_slot fresh = { .fence = -1 };
+
+	if (slot_init(p, s->ctx, &fresh)) {
+		slot_free(&fresh);
+		return;
+	}
+	slot_free(s);
+	*s = fresh;
+}
+
 int rkaccel_pipe_create(struct rkaccel_ctx *ctx, uint32_t depth, struct rkaccel_pipe **pipe)
 {
 	struct rkaccel_tensor_attr ia, oa;
@@ -159,6 +177,8 @@ static int pipe_push(struct rkaccel_pipe *p, const uint8_t *in)
 		/* Whatever was queued must end before the slot's memory is reused. */
 		s->fence = -1;
 		rkaccel_ctx_wait(s->ctx, -1);
+		if (ret != -ENOMEM && ret != -EBUSY)
+			slot_renew(p, s);
 		return ret;
 	}
 	p->count++;
@@ -235,8 +255,10 @@ static int pipe_pop(struct rkaccel_pipe *p, uint8_t *out, int64_t timeout_ns)
 	s->fence = -1;
 	p->head = (p->head + 1) % p->depth;
 	p->count--;
-	if (info.status < 0)
+	if (info.status < 0) {
+		slot_renew(p, s);
 		return info.status;
+	}
 	for (i = 0; i < p->batch && !ret; i++)
 		ret = rkaccel_from_native(rkaccel_ctx_io_ptr(s->ctx, RKACCEL_BUF_OUTPUT, i),
 					  p->nslice[1], p->rows, p->out_features, p->out_bytes,

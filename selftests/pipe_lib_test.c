@@ -228,7 +228,8 @@ TEST_F(pipe, batch1_keeps_core_mask)
 /*
  * A job that fails: 2 s a task and a cap of 300 ms per job. The error is
  * the push's (a job failed before the call returned) or the pop's; either
- * way the run is out of the queue and no slot is lost.
+ * way the run is out of the queue, no slot is lost, and the pipe goes on
+ * working (the driver refuses further jobs of a guilty context).
  */
 TEST_F(pipe, job_error_reported)
 {
@@ -255,6 +256,16 @@ TEST_F(pipe, job_error_reported)
 	TH_LOG("the failed run gave %s", rkaccel_strerror(ret));
 	EXPECT_EQ(0, rkaccel_pipe_pending(self->pipe));
 	EXPECT_EQ(-ENODATA, rkaccel_pipe_pop(self->pipe, out, b * OS, 0));
+	/* The pipe goes on: both slots, the failed one with fresh kernel contexts. */
+	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 10000));
+	ASSERT_EQ(0, rkt_param_write_u64(MAX_JOB_MS_PATH, self->max_job_ms));
+	for (int r = 0; r < 3; r++) {
+		fill_run(in, b, 20 + r);
+		ASSERT_EQ(0, rkaccel_pipe_push(self->pipe, in, b * IS)) TH_LOG("run %d", r);
+		memset(out, 0x5a, b * OS);
+		ASSERT_EQ(0, rkaccel_pipe_pop(self->pipe, out, b * OS, -1)) TH_LOG("run %d", r);
+		EXPECT_EQ(-1, check_run(self->model, in, out, b)) TH_LOG("run %d", r);
+	}
 	free(in);
 	free(out);
 }

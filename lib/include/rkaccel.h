@@ -650,7 +650,8 @@ int rkaccel_pipe_create(struct rkaccel_ctx *ctx, uint32_t depth, struct rkaccel_
  * -EBUSY; or the error of rkaccel_ctx_run_async(), including that of a
  * job that has already failed. On an error nothing is queued: the jobs
  * already submitted for the batch are waited for before the call returns,
- * and the slot stays free.
+ * and the slot stays free (after a failed job with fresh kernel contexts:
+ * the driver may refuse further jobs of a context whose job failed).
  */
 int rkaccel_pipe_push(struct rkaccel_pipe *pipe, const void *in, size_t in_len);
 
@@ -661,8 +662,9 @@ int rkaccel_pipe_push(struct rkaccel_pipe *pipe, const void *in, size_t in_len);
  * The slot is then free. Returns 0; -EINVAL (NULL argument, a length that
  * does not match); -ENODATA when no run is in flight; -ETIME when the time
  * ran out (the run stays in flight); -EBUSY; or the error a job of the run
- * ended with (-EIO, -ETIMEDOUT, -ECANCELED, ...): the run is then taken out
- * and @out is undefined.
+ * ended with (-EIO, -ETIMEDOUT, -ECANCELED, ...): the run is then taken out,
+ * @out is undefined, and the slot gets fresh kernel contexts, so that the
+ * pipe goes on working.
  */
 int rkaccel_pipe_pop(struct rkaccel_pipe *pipe, void *out, size_t out_len, int64_t timeout_ns);
 
