@@ -338,13 +338,14 @@ TEST_F(pipe, bad_arguments)
 }
 
 /*
- * 200 pipes created, used and destroyed, every tenth with runs still in
+ * 120 pipes created, used and destroyed, every tenth with runs still in
  * flight: no BO, kernel context or fd is left once the jobs are done.
  */
 TEST_F_TIMEOUT(pipe, cycles_leave_nothing, 180)
 {
 	long bos0, ctx0, fds0 = rkt_count_fds();
 	uint32_t b = self->info.num_cores;
+	uint64_t t0 = rkt_now_ns();
 	int8_t *in = malloc(b * IS), *out = malloc(b * OS);
 	int i;
 
@@ -355,7 +356,7 @@ TEST_F_TIMEOUT(pipe, cycles_leave_nothing, 180)
 	if (rkt_debugfs_count("bos", &bos0) || rkt_debugfs_count("contexts", &ctx0))
 		SKIP(return, "no debugfs counts");
 	fill_run(in, b, 8);
-	for (i = 0; i < 200; i++) {
+	for (i = 0; i < 120; i++) {
 		ASSERT_EQ(0, rkaccel_pipe_create(self->ctx, 1 + i % 3, &self->pipe))
 			TH_LOG("cycle %d", i);
 		ASSERT_EQ(0, rkaccel_pipe_push(self->pipe, in, b * IS)) TH_LOG("cycle %d", i);
@@ -366,6 +367,8 @@ TEST_F_TIMEOUT(pipe, cycles_leave_nothing, 180)
 		rkaccel_pipe_destroy(self->pipe);
 		self->pipe = NULL;
 	}
+	TH_LOG("120 cycles in %llu ms",
+	       (unsigned long long)((rkt_now_ns() - t0) / RKT_NSEC_PER_MSEC));
 	EXPECT_EQ(bos0, rkt_debugfs_settle("bos", bos0));
 	EXPECT_EQ(ctx0, rkt_debugfs_settle("contexts", ctx0));
 	EXPECT_EQ(fds0, rkt_count_fds());
