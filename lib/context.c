@@ -749,6 +749,16 @@ uint32_t rkaccel_ctx_kernel_handle(const struct rkaccel_ctx *ctx)
 	return ctx->kctx;
 }
 
+int ctx_dev_fd(const struct rkaccel_ctx *ctx)
+{
+	return ctx->fd;
+}
+
+uint32_t ctx_core_mask(const struct rkaccel_ctx *ctx)
+{
+	return ctx->core_mask;
+}
+
 int rkaccel_ctx_slice_info(const struct rkaccel_ctx *ctx, uint32_t slice, uint32_t *core,
 			   uint64_t *ns)
 {

@@ -43,6 +43,13 @@ struct rkaccel_mem {
 	size_t map_len;		/* bytes mapped at virt (page-rounded BO size) */
 };
 
+/* rkaccel_mem_alloc() on the device file @fd (@size > 0, @mem non-NULL). */
+int mem_alloc_fd(int fd, size_t size, struct rkaccel_mem **mem);
+
+/* For lib/pipe.c: the device file of @ctx, and the core mask it was given. */
+int ctx_dev_fd(const struct rkaccel_ctx *ctx);
+uint32_t ctx_core_mask(const struct rkaccel_ctx *ctx);
+
 static inline size_t native_plane_bytes(uint32_t rows)
 {
 	return (size_t)ALIGN_UP(rows, NATIVE_ROW_ALIGN) * RKNPU_ATOM_BYTES;

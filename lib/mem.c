@@ -46,12 +46,16 @@ static int mem_wrap(int fd, uint32_t handle, uint64_t bo_size, uint64_t npu_addr
 
 int rkaccel_mem_alloc(struct rkaccel_device *dev, size_t size, struct rkaccel_mem **mem)
 {
-	struct drm_rkaccel_bo_create c = { .size = size };
-	int fd, ret;
-
 	if (!dev || !size || !mem)
 		return -EINVAL;
-	fd = rkaccel_fd(dev);
+	return mem_alloc_fd(rkaccel_fd(dev), size, mem);
+}
+
+int mem_alloc_fd(int fd, size_t size, struct rkaccel_mem **mem)
+{
+	struct drm_rkaccel_bo_create c = { .size = size };
+	int ret;
+
 	if (drmIoctl(fd, DRM_IOCTL_RKACCEL_BO_CREATE, &c))
 		return -errno;
 	ret = gem_ref_get(fd, c.handle);

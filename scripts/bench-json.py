@@ -4,14 +4,23 @@
 
 usage: bench-json.py RK3588_LOG RK3576_LOG  (writes the object to stdout)
        bench-json.py --check LOG...         (exit 1 unless each log has valid JSON
-                                             with its SoC's named figures)
+                                             with its SoC's named figures, each
+                                             with its spread)
+       bench-json.py --table BENCH_JSON     (the named figures: median [min..max])
 The RK3588 run gives every figure; the RK3576 run adds its rk3576.* ones.
+Every figure is the median of interleaved rounds: <figure>, <figure>.min
+and <figure>.max. The check does not judge timings; a figure whose median
+is above its ideal (<figure>.over_ideal) is named on stderr as a
+measurement error when merging.
 """
 import json
 import sys
 
 REQUIRED = ["rk3588.scale.b3", "rk3588.scale.b6", "rk3576.scale.b2", "rk3576.scale.b4",
-            "submit.ratio_to_syncobj", "mem.weights_bytes.ctx1", "mem.weights_bytes.ctx3"]
+            "rk3588.busy.b3", "rk3576.busy.b2",
+            "rk3588.sync.scale.b3", "rk3576.sync.scale.b2",
+            "submit.ratio_to_syncobj", "submit.ratio_to_syncobj.p99",
+            "mem.weights_bytes.ctx1", "mem.weights_bytes.ctx3"]
 
 
 def figures(path):
@@ -26,22 +35,54 @@ def figures(path):
     return obj
 
 
+def missing(obj, need):
+    """Named figures absent, or present without their spread or with min > max."""
+    bad = []
+    for k in need:
+        if not all(x in obj for x in (k, k + ".min", k + ".max")):
+            bad.append(k)
+        elif not obj[k + ".min"] <= obj[k] <= obj[k + ".max"]:
+            bad.append(f"{k} (not within its min..max)")
+    if not isinstance(obj.get("bench.rounds"), int) or obj["bench.rounds"] < 5:
+        bad.append("bench.rounds (at least 5)")
+    return bad
+
+
+def table(path):
+    with open(path) as f:
+        obj = json.load(f)
+    print(f"named figures, median [min..max] of {obj.get('bench.rounds')} interleaved rounds:")
+    for k in REQUIRED:
+        note = "  MEASUREMENT ERROR: above its ideal" if obj.get(k + ".over_ideal") else ""
+        print(f"  {k:30s} {obj[k]:12.6g} [{obj[k + '.min']:.6g}..{obj[k + '.max']:.6g}]{note}")
+    return 0
+
+
 def main(argv):
+    if argv[:1] == ["--table"] and len(argv) == 2:
+        return table(argv[1])
     if argv[:1] == ["--check"]:
+        if len(argv) < 2:
+            raise ValueError("--check needs at least one log")
         for path in argv[1:]:
             obj = figures(path)
             soc = "rk3588" if "rk3588.scale.b1" in obj else "rk3576"
             need = [k for k in REQUIRED if not k.startswith("rk")] + \
                    [k for k in REQUIRED if k.startswith(soc + ".")]
-            missing = [k for k in need if k not in obj]
-            if missing:
-                raise ValueError(f"{path}: missing figures: " + ", ".join(missing))
+            bad = missing(obj, need)
+            if bad:
+                raise ValueError(f"{path}: missing figures or spreads: " + ", ".join(bad))
         return 0
     merged = figures(argv[0])
     merged.update({k: v for k, v in figures(argv[1]).items() if k.startswith("rk3576.")})
-    missing = [k for k in REQUIRED if k not in merged]
-    if missing:
-        raise ValueError("missing figures: " + ", ".join(missing))
+    bad = missing(merged, REQUIRED)
+    if bad:
+        raise ValueError("missing figures or spreads: " + ", ".join(bad))
+    errors = sorted(k[:-len(".over_ideal")] for k in merged if k.endswith(".over_ideal"))
+    merged["bench.measurement_errors"] = len(errors)
+    for k in errors:
+        print(f"bench-json: measurement error: {k} = {merged[k]:.4f} is above its ideal",
+              file=sys.stderr)
     json.dump(merged, sys.stdout, indent=1, sort_keys=True)
     print()
     return 0

@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # make bench: rkaccel-bench in the simulated RK3588 and RK3576 (amd64 guests).
 # Prints each run's table, then writes build/bench.json: the RK3588 run's
-# figures plus the rk3576.* figures of the RK3576 run.
+# figures plus the rk3576.* figures of the RK3576 run, every figure the
+# median of interleaved rounds with its spread (<figure>.min, <figure>.max),
+# and prints the named figures. Documentation/bench.rst says how noise is
+# kept out.
 # usage: bench.sh [rkaccel-bench arguments, e.g. --quick]
 set -euo pipefail
 
@@ -17,4 +20,5 @@ for soc in rk3588 rk3576; do
 done
 python3 "$top/scripts/bench-json.py" "$logs/amd64-rk3588-bench.log" \
 	"$logs/amd64-rk3576-bench.log" > "$build/bench.json"
+python3 "$top/scripts/bench-json.py" --table "$build/bench.json"
 echo "bench: wrote $build/bench.json"

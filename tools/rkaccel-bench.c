@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * rkaccel-bench: multi-core scaling, submit overhead and memory of the NPU,
- * each figure a ratio to a baseline measured in the same run.
+ * each figure a ratio to a baseline measured in the same run. Every figure
+ * is measured in interleaved rounds (baseline, then each batch, then the
+ * baseline again, round after round) and reported as the median of the
+ * rounds with its min and max; a ratio above its ideal is reported as a
+ * measurement error.
  *
  * On the simulated NPU the device time comes from the simulator's timing
  * model in timing-only mode (sim_compute=0), stretched by sim_time_scale
@@ -28,12 +32,18 @@
 #define PROG		"rkaccel-bench"
 /* the simulated NPU's timing model (rkaccel_sim.ko) */
 #define PARAM_DIR	"/sys/module/rkaccel_sim/parameters/"
-#define MAX_FIGURES	96
+#define MAX_FIGURES	128
+#define MAX_ROUNDS	15
 #define LAT_SAMPLES	400
+#define PIPE_DEPTH	2
 
+/* One figure: its value in each round; the median is the result. */
 struct figure {
 	char key[48];
-	double value;
+	double v[MAX_ROUNDS];
+	unsigned int n;
+	double ideal;		/* > 0: a median above it is a measurement error */
+	double med, min, max;	/* after summarize() */
 };
 
 struct bench {
@@ -42,22 +52,79 @@ struct bench {
 	const char *soc;	/* "rk3588" / "rk3576": the JSON key prefix */
 	bool sim, quick;
 	uint32_t time_scale;
+	unsigned int rounds;
 	struct figure fig[MAX_FIGURES];
 	unsigned int nfig;
 };
 
+static struct figure *fig_find(struct bench *b, const char *key, bool create)
+{
+	for (unsigned int i = 0; i < b->nfig; i++)
+		if (!strcmp(b->fig[i].key, key))
+			return &b->fig[i];
+	if (!create || b->nfig == MAX_FIGURES)
+		return NULL;
+	snprintf(b->fig[b->nfig].key, sizeof(b->fig[0].key), "%s", key);
+	return &b->fig[b->nfig++];
+}
+
+/* Add this round's @value of the figure named by @fmt. */
 static void figure(struct bench *b, double value, const char *fmt, ...)
 {
-	struct figure *f = &b->fig[b->nfig];
+	struct figure *f;
+	char key[48];
 	va_list ap;
 
-	if (b->nfig == MAX_FIGURES)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(f->key, sizeof(f->key), fmt, ap);
+	vsnprintf(key, sizeof(key), fmt, ap);
 	va_end(ap);
-	f->value = value;
-	b->nfig++;
+	f = fig_find(b, key, true);
+	if (f && f->n < MAX_ROUNDS)
+		f->v[f->n++] = value;
+}
+
+/* The ideal of a ratio figure: a median above it is not a result. */
+static void figure_ideal(struct bench *b, double ideal, const char *fmt, ...)
+{
+	struct figure *f;
+	char key[48];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(key, sizeof(key), fmt, ap);
+	va_end(ap);
+	f = fig_find(b, key, false);
+	if (f)
+		f->ideal = ideal;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void summarize(struct bench *b)
+{
+	for (unsigned int i = 0; i < b->nfig; i++) {
+		struct figure *f = &b->fig[i];
+		double v[MAX_ROUNDS];
+
+		if (!f->n)
+			continue;
+		memcpy(v, f->v, f->n * sizeof(v[0]));
+		qsort(v, f->n, sizeof(v[0]), cmp_double);
+		f->min = v[0];
+		f->max = v[f->n - 1];
+		f->med = f->n % 2 ? v[f->n / 2] : (v[f->n / 2 - 1] + v[f->n / 2]) / 2;
+	}
+}
+
+/* A ratio whose median is above its ideal (with a rounding slack of 1e-9). */
+static bool over_ideal(const struct figure *f)
+{
+	return f->ideal > 0 && f->med > f->ideal * (1 + 1e-9);
 }
 
 static uint64_t now_ns(void)
@@ -169,9 +236,10 @@ static uint64_t busy_ns(int fd, unsigned int cores)
 /* --- scaling --------------------------------------------------------------- */
 
 /*
- * Inferences per second of @ctx over @iters runs of its batch, and the
- * device time its jobs took on all cores (from fdinfo) over the same wall
- * time: how busy the cores were kept.
+ * Synchronous: inferences per second of @ctx over @iters rkaccel_ctx_run()
+ * calls of its batch, after one warm-up call, and the device time its jobs
+ * took on all cores (from fdinfo) over the same wall time: how busy the
+ * cores were kept.
  */
 static int throughput(const struct bench *b, struct rkaccel_ctx *ctx, unsigned int iters,
 		      double *per_s, double *busy_per_wall)
@@ -198,38 +266,156 @@ out:
 	return ret;
 }
 
-static int bench_scaling(struct bench *b, const struct rkaccel_model *model)
+/*
+ * Pipelined: a pipe of depth PIPE_DEPTH over @ctx's batch, kept full: pop
+ * the oldest run, push the next. The steady state is timed from the end
+ * of the first run to the end of run 1 + @iters, @iters runs with the
+ * queue full throughout (filling and draining the pipe are not in the
+ * window), with the device time of the jobs over the same window.
+ */
+static int pipe_throughput(const struct bench *b, struct rkaccel_ctx *ctx, unsigned int iters,
+			   double *per_s, double *busy_per_wall)
 {
-	unsigned int max_batch = 2 * b->info.num_cores, iters = b->quick ? 3 : 8;
-	struct rkaccel_ctx *one = NULL, *ctx = NULL;
-	double base, tput, busy;
-	int ret;
+	size_t in_len = rkaccel_ctx_input_size(ctx), out_len = rkaccel_ctx_output_size(ctx);
+	unsigned int total = 1 + iters + PIPE_DEPTH, pushed = 0, popped = 0;
+	void *in = calloc(1, in_len), *out = malloc(out_len);
+	uint64_t t0 = 0, t1 = 0, busy0 = 0, busy1 = 0;
+	int fd = rkaccel_fd(b->dev), ret = -ENOMEM;
+	struct rkaccel_pipe *pipe = NULL;
 
-	/* batch 1 on one core: the baseline every ratio divides by */
-	ret = rkaccel_ctx_create(b->dev, model, 1, &one);
-	if (!ret)
-		ret = throughput(b, one, iters, &base, &busy);
-	rkaccel_ctx_destroy(one);
-	if (!ret)
-		ret = rkaccel_ctx_create(b->dev, model, 0, &ctx);
-	if (ret)
-		return ret;
-	figure(b, base, "%s.tput.core1", b->soc);
-	figure(b, busy, "%s.busy.core1", b->soc);
-	for (unsigned int batch = 1; batch <= max_batch && !ret; batch++) {
-		unsigned int rounds = (batch + b->info.num_cores - 1) / b->info.num_cores;
-
-		ret = rkaccel_ctx_set_batch(ctx, batch);
-		if (!ret)
-			ret = throughput(b, ctx, iters, &tput, &busy);
+	if (!in || !out)
+		goto out;
+	ret = rkaccel_pipe_create(ctx, PIPE_DEPTH, &pipe);
+	while (!ret && pushed < PIPE_DEPTH)
+		ret = rkaccel_pipe_push(pipe, in, in_len), pushed++;
+	while (!ret && popped < total) {
+		ret = rkaccel_pipe_pop(pipe, out, out_len, -1);
 		if (ret)
 			break;
-		figure(b, tput, "%s.tput.b%u", b->soc, batch);
-		figure(b, busy, "%s.busy.b%u", b->soc, batch);
-		figure(b, tput / base, "%s.scale.b%u", b->soc, batch);
-		figure(b, (double)batch / rounds, "%s.ideal.b%u", b->soc, batch);
+		popped++;
+		if (popped == 1) {
+			t0 = now_ns();
+			busy0 = busy_ns(fd, b->info.num_cores);
+		} else if (popped == 1 + iters) {
+			t1 = now_ns();
+			busy1 = busy_ns(fd, b->info.num_cores);
+		}
+		if (pushed < total)
+			ret = rkaccel_pipe_push(pipe, in, in_len), pushed++;
 	}
-	rkaccel_ctx_destroy(ctx);
+	if (!ret) {
+		*per_s = (double)rkaccel_ctx_batch(ctx) * iters * 1e9 / (double)(t1 - t0);
+		*busy_per_wall = (double)(busy1 - busy0) / (double)(t1 - t0);
+	}
+out:
+	rkaccel_pipe_destroy(pipe);
+	free(in);
+	free(out);
+	return ret;
+}
+
+typedef int (*tput_fn)(const struct bench *, struct rkaccel_ctx *, unsigned int, double *,
+		       double *);
+
+struct scaling {
+	struct rkaccel_ctx *one, *ctx;	/* batch 1 on core 0; any batch, any core */
+	unsigned int iters, piters;
+	double base, base_sum, busy_sum;	/* the last baseline; sums of all of them */
+	unsigned int nbase;
+};
+
+/* The baseline: one core's capacity, batch 1 on core 0 kept busy by a pipe. */
+static int baseline(struct bench *b, struct scaling *sc)
+{
+	double busy;
+	int ret = pipe_throughput(b, sc->one, sc->piters, &sc->base, &busy);
+
+	if (!ret) {
+		sc->base_sum += sc->base;
+		sc->busy_sum += busy;
+		sc->nbase++;
+		/* device time per job: the simulator's is modelled, but ends late
+		 * when the host does not run the guest in time */
+		figure(b, busy / sc->base * 1000, "%s.job_ms.core1", b->soc);
+	}
+	return ret;
+}
+
+/*
+ * Every batch B of one mode (@tag "" pipelined, "sync." synchronous), each
+ * measured between two baselines (the one before it is the one after the
+ * batch before): its ratio divides by their mean, so a change of the
+ * machine's load between figures does not move a ratio.
+ */
+static int scaling_mode(struct bench *b, struct scaling *sc, const char *tag, tput_fn fn,
+			unsigned int iters)
+{
+	unsigned int cores = b->info.num_cores;
+	double tput, busy, before;
+	int ret = 0;
+
+	for (unsigned int batch = 1; batch <= 2 * cores && !ret; batch++) {
+		unsigned int rounds = (batch + cores - 1) / cores;
+		/*
+		 * A pipe keeps PIPE_DEPTH batches in flight: only the cores
+		 * and the jobs in flight limit it. A synchronous run of B
+		 * slices takes ceil(B / cores) job times at best.
+		 */
+		double ideal = *tag ? (double)batch / rounds :
+			       batch * PIPE_DEPTH < cores ? batch * PIPE_DEPTH : cores;
+
+		before = sc->base;
+		ret = rkaccel_ctx_set_batch(sc->ctx, batch);
+		if (!ret)
+			ret = fn(b, sc->ctx, iters, &tput, &busy);
+		if (!ret)
+			ret = baseline(b, sc);
+		if (ret)
+			break;
+		figure(b, tput, "%s.%stput.b%u", b->soc, tag, batch);
+		if (!*tag)
+			figure(b, busy / tput * 1000, "%s.job_ms.b%u", b->soc, batch);
+		figure(b, busy, "%s.%sbusy.b%u", b->soc, tag, batch);
+		figure(b, tput / ((before + sc->base) / 2), "%s.%sscale.b%u", b->soc, tag, batch);
+		figure(b, ideal, "%s.%sideal.b%u", b->soc, tag, batch);
+		figure_ideal(b, ideal, "%s.%sscale.b%u", b->soc, tag, batch);
+		figure_ideal(b, ideal, "%s.%sbusy.b%u", b->soc, tag, batch);
+	}
+	return ret;
+}
+
+static int bench_scaling_round(struct bench *b, const struct rkaccel_model *model)
+{
+	struct scaling sc = {
+		.iters = b->quick ? 3 : 8, .piters = b->quick ? 4 : 16,
+	};
+	double tput, busy;
+	int ret;
+
+	ret = rkaccel_ctx_create(b->dev, model, 1, &sc.one);
+	if (!ret)
+		ret = rkaccel_ctx_create(b->dev, model, 0, &sc.ctx);
+	/* batch 1 on one core, synchronously: what the host's share costs it */
+	if (!ret)
+		ret = throughput(b, sc.one, sc.iters, &tput, &busy);
+	if (!ret) {
+		figure(b, tput, "%s.sync.tput.core1", b->soc);
+		figure(b, busy, "%s.sync.busy.core1", b->soc);
+		ret = baseline(b, &sc);
+	}
+	if (!ret)
+		ret = scaling_mode(b, &sc, "", pipe_throughput, sc.piters);
+	if (!ret)
+		ret = scaling_mode(b, &sc, "sync.", throughput, sc.iters);
+	if (!ret) {
+		figure(b, sc.base_sum / sc.nbase, "%s.tput.core1", b->soc);
+		figure(b, sc.busy_sum / sc.nbase, "%s.busy.core1", b->soc);
+		figure_ideal(b, 1, "%s.busy.core1", b->soc);
+		figure(b, tput / (sc.base_sum / sc.nbase), "%s.sync.scale.core1", b->soc);
+		figure_ideal(b, 1, "%s.sync.scale.core1", b->soc);
+	}
+	rkaccel_ctx_destroy(sc.one);
+	rkaccel_ctx_destroy(sc.ctx);
 	return ret;
 }
 
@@ -342,11 +528,30 @@ static int jobs_per_s(int fd, struct zero_job *z, unsigned int jobs, double *rat
 	return ret;
 }
 
-/* Submit-to-signal latency of one job, and of a bare syncobj round trip. */
-static int latencies(int fd, struct zero_job *z, unsigned int n, double *job_p50,
-		     double *job_p99, double *sync_p50)
+/* One bare syncobj round trip (create, signal, wait, destroy), ns. */
+static int syncobj_trip(int fd, uint64_t *ns)
 {
-	static uint64_t lat[LAT_SAMPLES];
+	uint64_t t0 = now_ns();
+	uint32_t h;
+	int ret;
+
+	if (drmSyncobjCreate(fd, 0, &h))
+		return -errno;
+	ret = drmSyncobjSignal(fd, &h, 1) || drmSyncobjWait(fd, &h, 1, INT64_MAX, 0, NULL) ?
+	      -errno : 0;
+	drmSyncobjDestroy(fd, h);
+	*ns = now_ns() - t0;
+	return ret;
+}
+
+/*
+ * Submit-to-signal latency of one job, and of a bare syncobj round trip,
+ * sample by sample in turn, so that both see the same load.
+ */
+static int latencies(int fd, struct zero_job *z, unsigned int n, double *job_p50,
+		     double *job_p99, double *sync_p50, double *sync_p99)
+{
+	static uint64_t lat[LAT_SAMPLES], slat[LAT_SAMPLES];
 	int ret = 0;
 
 	for (unsigned int i = 0; i < n && !ret; i++) {
@@ -356,33 +561,23 @@ static int latencies(int fd, struct zero_job *z, unsigned int n, double *job_p50
 		if (!ret)
 			ret = zero_job_wait(fd, z);
 		lat[i] = now_ns() - t0;
+		if (!ret)
+			ret = syncobj_trip(fd, &slat[i]);
 	}
 	if (ret)
 		return ret;
 	*job_p99 = percentile(lat, n, 99);
 	*job_p50 = percentile(lat, n, 50);
-	for (unsigned int i = 0; i < n && !ret; i++) {
-		uint64_t t0 = now_ns();
-		uint32_t h;
-
-		ret = drmSyncobjCreate(fd, 0, &h) ? -errno : 0;
-		if (ret)
-			break;
-		if (drmSyncobjSignal(fd, &h, 1) ||
-		    drmSyncobjWait(fd, &h, 1, INT64_MAX, 0, NULL))
-			ret = -errno;
-		drmSyncobjDestroy(fd, h);
-		lat[i] = now_ns() - t0;
-	}
-	*sync_p50 = percentile(lat, n, 50);
-	return ret;
+	*sync_p99 = percentile(slat, n, 99);
+	*sync_p50 = percentile(slat, n, 50);
+	return 0;
 }
 
-static int bench_submit(struct bench *b)
+static int bench_submit_round(struct bench *b)
 {
 	int fd = rkaccel_fd(b->dev);
 	unsigned int jobs = b->quick ? 200 : 2000, n = b->quick ? 100 : LAT_SAMPLES;
-	double one, many, p50, p99, sync50;
+	double one, many, p50, p99, sync50, sync99;
 	struct zero_job z1, zn;
 	int ret;
 
@@ -395,7 +590,7 @@ static int bench_submit(struct bench *b)
 	if (!ret)
 		ret = jobs_per_s(fd, &zn, jobs, &many);
 	if (!ret)
-		ret = latencies(fd, &z1, n, &p50, &p99, &sync50);
+		ret = latencies(fd, &z1, n, &p50, &p99, &sync50, &sync99);
 	zero_job_fini(fd, &z1);
 	zero_job_fini(fd, &zn);
 	if (ret)
@@ -405,6 +600,7 @@ static int bench_submit(struct bench *b)
 	figure(b, p50 / 1000, "submit.latency_us.p50");
 	figure(b, p99 / 1000, "submit.latency_us.p99");
 	figure(b, sync50 / 1000, "submit.syncobj_us.p50");
+	figure(b, sync99 / 1000, "submit.syncobj_us.p99");
 	figure(b, p50 / sync50, "submit.ratio_to_syncobj");
 	figure(b, p99 / sync50, "submit.ratio_to_syncobj.p99");
 	return 0;
@@ -412,7 +608,7 @@ static int bench_submit(struct bench *b)
 
 /* --- memory ------------------------------------------------------------------ */
 
-static int bench_memory(struct bench *b, const struct rkaccel_model *model)
+static int bench_memory_round(struct bench *b, const struct rkaccel_model *model)
 {
 	struct rkaccel_ctx *ctx[3] = { NULL };
 	int fd = rkaccel_fd(b->dev), ret;
@@ -442,16 +638,28 @@ static int bench_memory(struct bench *b, const struct rkaccel_model *model)
 
 /* --- output ------------------------------------------------------------------ */
 
+/* Every figure as <key> (median), <key>.min, <key>.max, and the errors. */
 static void print_json(const struct bench *b, FILE *f, const char *prefix)
 {
-	fprintf(f, "%s{", prefix);
-	for (unsigned int i = 0; i < b->nfig; i++)
-		fprintf(f, "%s\"%s\": %.6g", i ? ", " : "", b->fig[i].key, b->fig[i].value);
-	fprintf(f, "}\n");
+	unsigned int errors = 0;
+
+	fprintf(f, "%s{\"bench.rounds\": %u", prefix, b->rounds);
+	for (unsigned int i = 0; i < b->nfig; i++) {
+		const struct figure *g = &b->fig[i];
+
+		fprintf(f, ", \"%s\": %.6g, \"%s.min\": %.6g, \"%s.max\": %.6g", g->key, g->med,
+			g->key, g->min, g->key, g->max);
+		if (over_ideal(g)) {
+			fprintf(f, ", \"%s.over_ideal\": 1", g->key);
+			errors++;
+		}
+	}
+	fprintf(f, ", \"bench.measurement_errors\": %u}\n", errors);
 }
 
-static double fig(const struct bench *b, const char *fmt, ...)
+static const struct figure *fig(const struct bench *b, const char *fmt, ...)
 {
+	static const struct figure none;
 	char key[48];
 	va_list ap;
 
@@ -460,44 +668,106 @@ static double fig(const struct bench *b, const char *fmt, ...)
 	va_end(ap);
 	for (unsigned int i = 0; i < b->nfig; i++)
 		if (!strcmp(b->fig[i].key, key))
-			return b->fig[i].value;
-	return 0;
+			return &b->fig[i];
+	return &none;
+}
+
+/* "median [min..max]" of a figure in @w columns, marked when above its ideal. */
+static void cell(const struct figure *f, const char *num)
+{
+	char a[24], lo[24], hi[24], buf[80];
+
+	snprintf(a, sizeof(a), num, f->med);
+	snprintf(lo, sizeof(lo), num, f->min);
+	snprintf(hi, sizeof(hi), num, f->max);
+	snprintf(buf, sizeof(buf), "%s [%s..%s]%s", a, lo, hi, over_ideal(f) ? "!" : "");
+	printf("  %-24s", buf);
+}
+
+static void print_scaling(const struct bench *b, const char *tag, const char *title)
+{
+	printf("\n%s on %s (%u cores), median [min..max] of %u rounds:\n", title,
+	       b->info.soc_name, b->info.num_cores, b->rounds);
+	printf("  batch  %-24s  %-24s  ideal  %-24s\n", "inf/s", "ratio to 1core",
+	       "busy cores");
+	printf("  1core");
+	cell(fig(b, "%s.%stput.core1", b->soc, tag), "%.1f");
+	if (*tag)
+		cell(fig(b, "%s.%sscale.core1", b->soc, tag), "%.3f");
+	else
+		printf("  %-24s", "1 (the baseline)");
+	printf("  %5.3f", 1.0);
+	cell(fig(b, "%s.%sbusy.core1", b->soc, tag), "%.2f");
+	printf("\n");
+	for (unsigned int batch = 1; batch <= 2 * b->info.num_cores; batch++) {
+		printf("  %5u", batch);
+		cell(fig(b, "%s.%stput.b%u", b->soc, tag, batch), "%.1f");
+		cell(fig(b, "%s.%sscale.b%u", b->soc, tag, batch), "%.3f");
+		printf("  %5.3f", fig(b, "%s.%sideal.b%u", b->soc, tag, batch)->med);
+		cell(fig(b, "%s.%sbusy.b%u", b->soc, tag, batch), "%.2f");
+		printf("\n");
+	}
 }
 
 static void print_table(const struct bench *b)
 {
-	printf("\nscaling on %s (%u cores), inferences/s and ratio to batch 1 on one core:\n",
-	       b->info.soc_name, b->info.num_cores);
-	printf("  (busy: device time of the jobs on all cores per wall second)\n");
-	printf("  batch  inf/s     ratio  ideal  busy\n");
-	printf("  1core  %8.1f  1.000  1.000  %4.2f\n", fig(b, "%s.tput.core1", b->soc),
-	       fig(b, "%s.busy.core1", b->soc));
-	for (unsigned int batch = 1; batch <= 2 * b->info.num_cores; batch++)
-		printf("  %5u  %8.1f  %5.3f  %5.3f  %4.2f\n", batch,
-		       fig(b, "%s.tput.b%u", b->soc, batch), fig(b, "%s.scale.b%u", b->soc, batch),
-		       fig(b, "%s.ideal.b%u", b->soc, batch), fig(b, "%s.busy.b%u", b->soc, batch));
-	printf("\nsubmit overhead (zero-work jobs):\n");
-	printf("  jobs/s, 1 context:   %10.0f\n", fig(b, "submit.jobs_per_s.ctx1"));
-	printf("  jobs/s, %u contexts:  %10.0f\n", b->info.num_cores,
-	       fig(b, "submit.jobs_per_s.ctx%u", b->info.num_cores));
-	printf("  latency p50 / p99:   %8.1f / %.1f us\n", fig(b, "submit.latency_us.p50"),
-	       fig(b, "submit.latency_us.p99"));
-	printf("  syncobj round trip:  %8.1f us (p50)\n", fig(b, "submit.syncobj_us.p50"));
-	printf("  ratio to syncobj:    %8.2f (p50), %.2f (p99)\n",
-	       fig(b, "submit.ratio_to_syncobj"), fig(b, "submit.ratio_to_syncobj.p99"));
-	printf("\nmemory from fdinfo (bytes):\n");
+	unsigned int errors = 0;
+
+	print_scaling(b, "", "pipelined (rkaccel_pipe, depth 2), steady state,");
+	printf("  device ms per job (fdinfo time / jobs): 1core");
+	cell(fig(b, "%s.job_ms.core1", b->soc), "%.1f");
+	printf("\n    batch %u", b->info.num_cores);
+	cell(fig(b, "%s.job_ms.b%u", b->soc, b->info.num_cores), "%.1f");
+	printf("\n");
+	print_scaling(b, "sync.", "synchronous (rkaccel_ctx_run),");
+	printf("  (ratio: to one core's capacity, batch 1 pipelined on core 0, measured\n"
+	       "   before and after each batch; ideal: pipelined min(B x %d in flight, cores),\n"
+	       "   synchronous B / ceil(B / cores); busy: device time of the jobs on all\n"
+	       "   cores per wall second; ! marks a median above its ideal: a measurement\n"
+	       "   error, not a result)\n", PIPE_DEPTH);
+	printf("\nsubmit overhead (zero-work jobs), median [min..max] of %u rounds:\n",
+	       b->rounds);
+	printf("  jobs/s, 1 context:    ");
+	cell(fig(b, "submit.jobs_per_s.ctx1"), "%.0f");
+	printf("\n  jobs/s, %u contexts:   ", b->info.num_cores);
+	cell(fig(b, "submit.jobs_per_s.ctx%u", b->info.num_cores), "%.0f");
+	printf("\n  latency p50 (us):     ");
+	cell(fig(b, "submit.latency_us.p50"), "%.1f");
+	printf("\n  latency p99 (us):     ");
+	cell(fig(b, "submit.latency_us.p99"), "%.1f");
+	printf("\n  syncobj p50/p99 (us): ");
+	cell(fig(b, "submit.syncobj_us.p50"), "%.1f");
+	cell(fig(b, "submit.syncobj_us.p99"), "%.1f");
+	printf("\n  ratio to syncobj p50: ");
+	cell(fig(b, "submit.ratio_to_syncobj"), "%.2f");
+	printf("  (job p50 / syncobj p50)\n  ratio to syncobj p99: ");
+	cell(fig(b, "submit.ratio_to_syncobj.p99"), "%.2f");
+	printf("  (job p99 / syncobj p50)\n");
+	printf("\nmemory from fdinfo (bytes, the same in every round):\n");
 	printf("  contexts  weights    internal   total      no sharing\n");
 	for (unsigned int n = 1; n <= 3; n++)
 		printf("  %8u  %9.0f  %9.0f  %9.0f  %9.0f\n", n,
-		       fig(b, "mem.weights_bytes.ctx%u", n), fig(b, "mem.internal_bytes.ctx%u", n),
-		       fig(b, "mem.total_bytes.ctx%u", n), fig(b, "mem.nosharing_bytes.ctx%u", n));
+		       fig(b, "mem.weights_bytes.ctx%u", n)->med,
+		       fig(b, "mem.internal_bytes.ctx%u", n)->med,
+		       fig(b, "mem.total_bytes.ctx%u", n)->med,
+		       fig(b, "mem.nosharing_bytes.ctx%u", n)->med);
+	for (unsigned int i = 0; i < b->nfig; i++) {
+		if (!over_ideal(&b->fig[i]))
+			continue;
+		if (!errors++)
+			printf("\nmeasurement errors (a median above its ideal is not a result):\n");
+		printf("  %s = %.4f > ideal %.3f\n", b->fig[i].key, b->fig[i].med,
+		       b->fig[i].ideal);
+	}
 }
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: " PROG " [--quick] [--json FILE] [--device PATH]\n"
-		   "Measure multi-core scaling, submit overhead and memory; print a table and,\n"
-		   "on stdout, one line 'BENCH-JSON {...}' (also written to FILE with --json).\n");
+	fprintf(f, "usage: " PROG " [--quick] [--rounds N] [--json FILE] [--device PATH]\n"
+		   "Measure multi-core scaling (pipelined and synchronous), submit overhead and\n"
+		   "memory in N interleaved rounds (5 to %d; 5 with --quick, else 7); print a\n"
+		   "table of medians [min..max] and, on stdout, one line 'BENCH-JSON {...}'\n"
+		   "(also written to FILE with --json).\n", MAX_ROUNDS);
 }
 
 static int setup(struct bench *b, const char *device)
@@ -513,6 +783,8 @@ static int setup(struct bench *b, const char *device)
 	/* TCG runs the host side ~10-50x slower than a board: stretch the device
 	 * time by as much, so that a slice is device-bound as it is on silicon */
 	b->time_scale = b->quick ? 50 : 1000;
+	if (!b->rounds)
+		b->rounds = b->quick ? 5 : 7;
 	return 0;
 }
 
@@ -534,14 +806,25 @@ static int run_all(struct bench *b)
 	} else {
 		printf("mode: silicon %s\n", b->info.soc_name);
 	}
-	ret = bench_scaling(b, model);
-	if (!ret)
-		ret = bench_submit(b);
+	/*
+	 * Interleaved rounds: each round measures every figure once, each
+	 * ratio against a baseline taken in the same round; the medians of
+	 * the rounds are the results and their min and max the spread.
+	 */
+	for (unsigned int r = 0; r < b->rounds && !ret; r++) {
+		if (b->sim && sim_saved[2][0])
+			param_rw("sim_task_ns", sim_saved[2], NULL, 0);
+		ret = bench_scaling_round(b, model);
+		if (!ret)
+			ret = bench_submit_round(b);
+		if (!ret)
+			ret = bench_memory_round(b, model);
+		fprintf(stderr, PROG ": round %u of %u done\n", r + 1, b->rounds);
+	}
 	if (b->sim)
 		sim_restore();
-	if (!ret)
-		ret = bench_memory(b, model);
 	rkaccel_model_free(model);
+	summarize(b);
 	return ret;
 }
 
@@ -557,6 +840,16 @@ int main(int argc, char **argv)
 
 		if (!strcmp(a, "--quick")) {
 			b.quick = true;
+		} else if (!strcmp(a, "--rounds") && i + 1 < argc) {
+			char *end;
+			long n = strtol(argv[++i], &end, 10);
+
+			if (*end || end == argv[i] || n < 5 || n > MAX_ROUNDS) {
+				fprintf(stderr, PROG ": --rounds takes 5 to %d, not '%s'\n",
+					MAX_ROUNDS, argv[i]);
+				return 2;
+			}
+			b.rounds = (unsigned int)n;
 		} else if ((!strcmp(a, "--json") || !strcmp(a, "--device")) && i + 1 < argc) {
 			if (!*argv[i + 1]) {
 				fprintf(stderr, PROG ": %s needs a path, not an empty string\n", a);
@@ -567,7 +860,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		} else {
-			if (!strcmp(a, "--json") || !strcmp(a, "--device"))
+			if (!strcmp(a, "--json") || !strcmp(a, "--device") || !strcmp(a, "--rounds"))
 				fprintf(stderr, PROG ": %s needs a value\n", a);
 			else
 				fprintf(stderr, PROG ": unknown argument '%s'\n", a);

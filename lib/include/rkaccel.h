@@ -21,7 +21,7 @@ extern "C" {
  * Not the driver's version, which rkaccel_query() reports.
  */
 #define RKACCEL_LIB_VERSION_MAJOR	1
-#define RKACCEL_LIB_VERSION_MINOR	0
+#define RKACCEL_LIB_VERSION_MINOR	1
 #define RKACCEL_LIB_VERSION_PATCH	0
 #define RKACCEL_LIB_VERSION_CODE(major, minor, patch) \
 	(((major) << 16) | ((minor) << 8) | (patch))
@@ -604,6 +604,87 @@ int rkaccel_ctx_run_async(struct rkaccel_ctx *ctx, int in_fence_fd, int *out_fen
  */
 int rkaccel_ctx_wait(struct rkaccel_ctx *ctx, int64_t timeout_ns);
 
+/* --- pipes: pipelined batches ------------------------------------------------
+ *
+ * A pipe keeps up to @depth runs of a context's batch in flight, so that the
+ * host work of the next batch (converting its input to the native layout and
+ * copying it in) and of the last one (converting its output back) overlaps
+ * the NPU's time on the current one. Each of the @depth slots is a duplicate
+ * of the context (rkaccel_ctx_dup(): weights held once) with the context's
+ * batch, its hidden copies, and its own native input and output memory
+ * bound for every slice (rkaccel_ctx_set_io_mem()); a run is queued with
+ * rkaccel_ctx_run_async() and its fence kept until it is popped. Runs come
+ * out in the order they went in. With depth 2, push two batches, then pop
+ * one and push the next in a loop: while the host converts batch n + 1 in
+ * and batch n - 1 out, the cores run batch n, and the jobs of batch n + 1
+ * are already queued behind it, so no core waits for the host.
+ *
+ * One call at a time on a pipe (a second one from another thread gets
+ * -EBUSY); different pipes, and the context it was made from, may be used
+ * at the same time.
+ */
+
+/* Deepest pipe rkaccel_pipe_create() accepts. */
+#define RKACCEL_PIPE_MAX_DEPTH	8
+
+/** Runs of one context's batch in flight, taken out in order (opaque). */
+struct rkaccel_pipe;
+
+/*
+ * rkaccel_pipe_create - make *@pipe with @depth slots for runs of @ctx's
+ * current batch (and its core mask, for batch 1). @ctx is only copied: it
+ * stays usable and may be destroyed before the pipe. Input and output are
+ * row-major, of rkaccel_ctx_input_size(@ctx) and
+ * rkaccel_ctx_output_size(@ctx) bytes, as for rkaccel_ctx_run().
+ * Returns 0, -EINVAL (NULL argument, @depth 0 or above
+ * RKACCEL_PIPE_MAX_DEPTH), -ENOMEM, or the error of a dup, allocation,
+ * binding or ioctl underneath (nothing is left allocated then).
+ */
+int rkaccel_pipe_create(struct rkaccel_ctx *ctx, uint32_t depth, struct rkaccel_pipe **pipe);
+
+/*
+ * rkaccel_pipe_push - convert the batch @in (@in_len bytes, exactly the
+ * input size) into the next free slot's native memory and queue it on the
+ * NPU without waiting. Returns 0; -EINVAL (NULL argument, a length that
+ * does not match); -EAGAIN when @depth runs are in flight (pop one first);
+ * -EBUSY; or the error of rkaccel_ctx_run_async(), including that of a
+ * job that has already failed. On an error nothing is queued: the jobs
+ * already submitted for the batch are waited for before the call returns,
+ * and the slot stays free (after a failed job with fresh kernel contexts:
+ * the driver may refuse further jobs of a context whose job failed).
+ */
+int rkaccel_pipe_push(struct rkaccel_pipe *pipe, const void *in, size_t in_len);
+
+/*
+ * rkaccel_pipe_pop - wait for the oldest run in flight, for at most
+ * @timeout_ns nanoseconds (0: do not wait; negative: no limit), and
+ * convert its result into @out (@out_len bytes, exactly the output size).
+ * The slot is then free. Returns 0; -EINVAL (NULL argument, a length that
+ * does not match); -ENODATA when no run is in flight; -ETIME when the time
+ * ran out (the run stays in flight); -EBUSY; or the error a job of the run
+ * ended with (-EIO, -ETIMEDOUT, -ECANCELED, ...): the run is then taken out,
+ * @out is undefined, and the slot gets fresh kernel contexts, so that the
+ * pipe goes on working.
+ */
+int rkaccel_pipe_pop(struct rkaccel_pipe *pipe, void *out, size_t out_len, int64_t timeout_ns);
+
+/* rkaccel_pipe_pending - runs in flight: pushed and not yet popped (0 for NULL). */
+uint32_t rkaccel_pipe_pending(const struct rkaccel_pipe *pipe);
+
+/*
+ * rkaccel_pipe_poll_fd - the sync_file fd of the oldest run in flight, for
+ * poll(2) (POLLIN when rkaccel_pipe_pop() will not wait). It stays the
+ * pipe's: valid until that run is popped; do not close it. Returns the fd,
+ * -EINVAL for NULL or -ENODATA when no run is in flight.
+ */
+int rkaccel_pipe_poll_fd(const struct rkaccel_pipe *pipe);
+
+/*
+ * rkaccel_pipe_destroy - free @pipe: its duplicates and memory. It does not
+ * wait: runs still in flight finish on the buffers the kernel holds for
+ * them, and their results are dropped. NULL is a no-op.
+ */
+void rkaccel_pipe_destroy(struct rkaccel_pipe *pipe);
 
 /* --- memory: buffers the CPU and the NPU share (zero-copy) ------------------
  *
