@@ -94,6 +94,8 @@
 #define RKNPU_CNA_FC_CON0		0x1060
 #define RKNPU_CNA_FC_CON1		0x1064
 #define RKNPU_CNA_PAD_CON0		0x1068
+#define   RKNPU_PAD_CON0_LEFT			0x000000f0
+#define   RKNPU_PAD_CON0_TOP			0x0000000f
 #define RKNPU_CNA_FEATURE_DATA_ADDR	0x1070
 #define RKNPU_CNA_FC_CON2		0x1074
 #define RKNPU_CNA_DMA_CON0		0x1078
@@ -107,7 +109,7 @@
 #define RKNPU_CNA_DCOMP_REGNUM		0x1104
 #define RKNPU_CNA_DCOMP_ADDR0		0x1110
 #define RKNPU_CNA_CVT_CON5		0x1180
-#define RKNPU_CNA_PAD_CON1		0x1184
+#define RKNPU_CNA_PAD_CON1		0x1184	/* pad value, a sign-extended int8 */
 
 /* CORE: the MAC array. */
 #define RKNPU_CORE_MISC_CFG		0x3010
@@ -195,6 +197,9 @@
 #define RKNPU_PRECISION_INT8		0
 #define RKNPU_PRECISION_INT32		4
 
+/* CONV_CON1.CONV_MODE and DPU FEATURE_MODE_CFG.CONV_MODE: depthwise. */
+#define RKNPU_CONV_MODE_DEPTHWISE	3
+
 /* DPU FEATURE_MODE_CFG.OUTPUT_MODE: write the result to memory. */
 #define RKNPU_OUTPUT_MODE_MEMORY	2
 
@@ -208,15 +213,17 @@
 #define RKNPU_CHANNEL_ALIGN		16
 
 /*
- * Byte offset of weight (kernel @n, input channel @c) in the weight layout
- * the CNA fetches for a 1x1 convolution of @kernels kernels over
- * @channels_padded input channels: groups of 32 kernels, each split into
- * blocks of 32 input channels (the last block may be 16 wide), each block
- * kernel-major.
+ * Byte offset of weight (kernel @n, input channel @c, kernel position @pos
+ * of @taps = width x height, row-major) in the layout the CNA fetches for
+ * @kernels kernels over @channels_padded input channels: groups of 32
+ * kernels, each split into blocks of 32 input channels (the last block may
+ * be 16 wide), each block position-major then kernel-major. A depthwise
+ * convolution uses it with one kernel: blocks of 32 channels, position-major.
  */
-static inline unsigned int rknpu_weight_offset(unsigned int n, unsigned int c,
-					       unsigned int kernels,
-					       unsigned int channels_padded)
+static inline unsigned int rknpu_weight_offset_kxk(unsigned int n, unsigned int c,
+						   unsigned int pos, unsigned int taps,
+						   unsigned int kernels,
+						   unsigned int channels_padded)
 {
 	unsigned int group = n / RKNPU_WEIGHT_GROUP, block = c / RKNPU_WEIGHT_GROUP;
 	unsigned int group_kernels = kernels - group * RKNPU_WEIGHT_GROUP;
@@ -226,9 +233,18 @@ static inline unsigned int rknpu_weight_offset(unsigned int n, unsigned int c,
 		group_kernels = RKNPU_WEIGHT_GROUP;
 	if (block_width > RKNPU_WEIGHT_GROUP)
 		block_width = RKNPU_WEIGHT_GROUP;
-	return group * RKNPU_WEIGHT_GROUP * channels_padded +
-	       block * group_kernels * RKNPU_WEIGHT_GROUP +
-	       (n % RKNPU_WEIGHT_GROUP) * block_width + c % RKNPU_WEIGHT_GROUP;
+	return (group * RKNPU_WEIGHT_GROUP * channels_padded +
+		block * group_kernels * RKNPU_WEIGHT_GROUP) * taps +
+	       (pos * group_kernels + n % RKNPU_WEIGHT_GROUP) * block_width +
+	       c % RKNPU_WEIGHT_GROUP;
+}
+
+/* The same for a 1x1 kernel. */
+static inline unsigned int rknpu_weight_offset(unsigned int n, unsigned int c,
+					       unsigned int kernels,
+					       unsigned int channels_padded)
+{
+	return rknpu_weight_offset_kxk(n, c, 0, 1, kernels, channels_padded);
 }
 
 #endif /* _RKACCEL_NPU_REGS_H_ */

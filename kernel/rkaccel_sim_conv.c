@@ -5,7 +5,8 @@
  * The task's registers are decoded into a description of the work; every
  * setting the datapath does not implement is refused with a dmesg line that
  * names the register and the SIM_UNSUPPORTED interrupt bit, never computed
- * wrongly. What it implements: a 1x1, stride-1, int8 convolution over a
+ * wrongly. What it implements: a direct or depthwise int8 convolution with
+ * a KxK kernel, stride 1 or 2 and zero-point padding on each side over a
  * feature map in the NC1HWC2 layout (16-channel atoms), weights in the
  * CNA's kernel-group layout, int32 accumulation, then in the DPU an
  * optional per-channel int32 bias (read by DPU_RDMA), optional ReLU and the
@@ -34,7 +35,13 @@ struct sim_conv {
 	const struct rkaccel_soc_data *soc;
 	const u32 *regs;
 
-	u32 width, height, pixels;
+	u32 width, height, pixels;	/* input */
+	u32 out_width, out_height, out_pixels;
+	u32 kw, kh, taps;		/* kernel size; taps = kw x kh */
+	u32 stride_x, stride_y;
+	u32 pad_left, pad_top;
+	s32 pad_value;
+	bool depthwise;
 	u32 channels;		/* real input channels */
 	u32 channels_padded;	/* input channels as laid out (DATAIN_CHANNEL) */
 	u32 kernels;		/* weight kernels fetched */
@@ -72,6 +79,29 @@ static u32 conv_refuse(const struct sim_conv *c, const char *name, u32 reg, cons
 /* Refuse the task, naming the register and why. */
 #define REFUSE(c, reg, why)	conv_refuse(c, #reg, RKNPU_##reg, why)
 
+static bool conv_stride_ok(u32 stride)
+{
+	return stride == 1 || stride == 2;
+}
+
+/* Direct or depthwise: CNA, CORE and DPU must agree. */
+static u32 conv_decode_kind(struct sim_conv *c)
+{
+	u32 con1 = conv_reg(c, RKNPU_CNA_CONV_CON1);
+	u32 misc = conv_reg(c, RKNPU_CORE_MISC_CFG);
+	u32 dpu_mode = CONV_FIELD(c, DPU_FEATURE_MODE_CFG, FEATURE_MODE_CONV_MODE);
+
+	if (con1 && con1 != FIELD_PREP(RKNPU_CONV_CON1_CONV_MODE, RKNPU_CONV_MODE_DEPTHWISE))
+		return REFUSE(c, CNA_CONV_CON1, "only direct or depthwise int8 convolution");
+	c->depthwise = con1;
+	if (misc & RKNPU_MISC_CFG_PROC_PRECISION ||
+	    !!(misc & RKNPU_MISC_CFG_DW_EN) != c->depthwise)
+		return REFUSE(c, CORE_MISC_CFG, "only int8; DW_EN must match CNA_CONV_CON1");
+	if (dpu_mode != (c->depthwise ? RKNPU_CONV_MODE_DEPTHWISE : 0))
+		return REFUSE(c, DPU_FEATURE_MODE_CFG, "CONV_MODE must match CNA_CONV_CON1");
+	return 0;
+}
+
 static u32 conv_decode_mode(struct sim_conv *c, u32 op_enable)
 {
 	u32 con3 = conv_reg(c, RKNPU_CNA_CONV_CON3);
@@ -83,24 +113,18 @@ static u32 conv_decode_mode(struct sim_conv *c, u32 op_enable)
 				    op_enable);
 		return RKNPU_INT_SIM_UNSUPPORTED;
 	}
-	if (conv_reg(c, RKNPU_CNA_CONV_CON1))
-		return REFUSE(c, CNA_CONV_CON1, "only direct int8 convolution");
-	if (FIELD_GET(RKNPU_CONV_CON3_STRIDE_X, con3) != 1 ||
-	    FIELD_GET(RKNPU_CONV_CON3_STRIDE_Y, con3) != 1 ||
+	c->stride_x = FIELD_GET(RKNPU_CONV_CON3_STRIDE_X, con3);
+	c->stride_y = FIELD_GET(RKNPU_CONV_CON3_STRIDE_Y, con3);
+	if (!conv_stride_ok(c->stride_x) || !conv_stride_ok(c->stride_y) ||
 	    con3 & ~(RKNPU_CONV_CON3_STRIDE_X | RKNPU_CONV_CON3_STRIDE_Y))
-		return REFUSE(c, CNA_CONV_CON3, "only stride 1, no dilation or deconvolution");
+		return REFUSE(c, CNA_CONV_CON3, "only stride 1 or 2, no dilation or deconvolution");
 	if (!(conv_reg(c, RKNPU_CNA_CVT_CON0) & RKNPU_CVT_CON0_CVT_BYPASS))
 		return REFUSE(c, CNA_CVT_CON0, "input conversion must be bypassed");
-	if (conv_reg(c, RKNPU_CNA_PAD_CON0))
-		return REFUSE(c, CNA_PAD_CON0, "no padding for a 1x1 kernel");
 	if (conv_reg(c, RKNPU_CNA_DCOMP_CTRL))
 		return REFUSE(c, CNA_DCOMP_CTRL, "compressed weights");
-	if (conv_reg(c, RKNPU_CORE_MISC_CFG) &
-	    (RKNPU_MISC_CFG_PROC_PRECISION | RKNPU_MISC_CFG_DW_EN))
-		return REFUSE(c, CORE_MISC_CFG, "only int8, not depthwise");
 	if (conv_reg(c, RKNPU_CORE_CLIP_TRUNCATE))
 		return REFUSE(c, CORE_CLIP_TRUNCATE, "accumulator truncation");
-	return 0;
+	return conv_decode_kind(c);
 }
 
 static u32 conv_decode_input(struct sim_conv *c)
@@ -120,10 +144,6 @@ static u32 conv_decode_input(struct sim_conv *c)
 		return REFUSE(c, CNA_DATA_SIZE0, "empty feature map");
 	if (c->channels_padded % RKNPU_CHANNEL_ALIGN || c->channels_padded < c->channels)
 		return REFUSE(c, CNA_DATA_SIZE1, "channels must be padded to 16");
-	if (CONV_FIELD(c, CNA_DATA_SIZE2, DATA_SIZE2_DATAOUT_WIDTH) != c->width)
-		return REFUSE(c, CNA_DATA_SIZE2, "output width must equal input width");
-	if (CONV_FIELD(c, CNA_DATA_SIZE3, DATA_SIZE3_DATAOUT_ATOMICS) != c->pixels)
-		return REFUSE(c, CNA_DATA_SIZE3, "one output atom per input pixel");
 
 	/* Line stride in 4-byte words; the surface stride counts 16 bytes past it. */
 	c->in_addr = conv_reg(c, RKNPU_CNA_FEATURE_DATA_ADDR);
@@ -140,26 +160,69 @@ static u32 conv_decode_input(struct sim_conv *c)
 	return 0;
 }
 
+/* True when some window reaches past an edge of the input. */
+static bool conv_padded(const struct sim_conv *c)
+{
+	u64 right = (u64)(c->out_width - 1) * c->stride_x + c->kw;
+	u64 bottom = (u64)(c->out_height - 1) * c->stride_y + c->kh;
+
+	return c->pad_left || c->pad_top || right > (u64)c->width + c->pad_left ||
+	       bottom > (u64)c->height + c->pad_top;
+}
+
+/* Kernel size and padding; the far side's padding follows from the output size. */
+static u32 conv_decode_window(struct sim_conv *c)
+{
+	u32 pad = conv_reg(c, RKNPU_CNA_PAD_CON0);
+	s32 pad_value = (s32)conv_reg(c, RKNPU_CNA_PAD_CON1);
+
+	c->kw = CONV_FIELD(c, CNA_WEIGHT_SIZE2, WEIGHT_SIZE2_WIDTH);
+	c->kh = CONV_FIELD(c, CNA_WEIGHT_SIZE2, WEIGHT_SIZE2_HEIGHT);
+	c->taps = c->kw * c->kh;
+	if (!c->taps)
+		return REFUSE(c, CNA_WEIGHT_SIZE2, "empty kernel");
+	c->pad_left = FIELD_GET(RKNPU_PAD_CON0_LEFT, pad);
+	c->pad_top = FIELD_GET(RKNPU_PAD_CON0_TOP, pad);
+	if (pad & ~(RKNPU_PAD_CON0_LEFT | RKNPU_PAD_CON0_TOP) ||
+	    c->pad_left >= c->kw || c->pad_top >= c->kh)
+		return REFUSE(c, CNA_PAD_CON0, "padding must be smaller than the kernel");
+
+	c->out_width = CONV_FIELD(c, CNA_DATA_SIZE2, DATA_SIZE2_DATAOUT_WIDTH);
+	c->out_height = CONV_FIELD(c, CORE_DATAOUT_SIZE_0, DATAOUT_SIZE_0_HEIGHT) + 1;
+	c->out_pixels = c->out_width * c->out_height;
+	/* every window must hold at least one pixel of the input */
+	if (!c->out_width ||
+	    (u64)(c->out_width - 1) * c->stride_x > (u64)c->width - 1 + c->pad_left)
+		return REFUSE(c, CNA_DATA_SIZE2, "output wider than the padded input");
+	if ((u64)(c->out_height - 1) * c->stride_y > (u64)c->height - 1 + c->pad_top)
+		return REFUSE(c, CORE_DATAOUT_SIZE_0, "output taller than the padded input");
+	if (CONV_FIELD(c, CNA_DATA_SIZE3, DATA_SIZE3_DATAOUT_ATOMICS) != c->out_pixels)
+		return REFUSE(c, CNA_DATA_SIZE3, "one atom per output pixel");
+	/* the pad value only matters when a window reaches past an edge */
+	if (conv_padded(c) && (pad_value < S8_MIN || pad_value > S8_MAX))
+		return REFUSE(c, CNA_PAD_CON1, "pad value must be an int8");
+	c->pad_value = pad_value;
+	return 0;
+}
+
 static u32 conv_decode_weights(struct sim_conv *c)
 {
 	u32 banks = c->soc->cbuf_size / RKNPU_CBUF_BANK_SIZE;
 	u32 data_banks = CONV_FIELD(c, CNA_CBUF_CON0, CBUF_CON0_DATA_BANK);
 	u32 wt_banks = CONV_FIELD(c, CNA_CBUF_CON0, CBUF_CON0_WEIGHT_BANK);
+	u64 per_kernel = (u64)c->taps * c->channels_padded;
 
-	if (CONV_FIELD(c, CNA_WEIGHT_SIZE2, WEIGHT_SIZE2_WIDTH) != 1 ||
-	    CONV_FIELD(c, CNA_WEIGHT_SIZE2, WEIGHT_SIZE2_HEIGHT) != 1)
-		return REFUSE(c, CNA_WEIGHT_SIZE2, "only 1x1 kernels");
 	c->kernels = CONV_FIELD(c, CNA_WEIGHT_SIZE2, WEIGHT_SIZE2_KERNELS);
 	c->wt_bytes = conv_reg(c, RKNPU_CNA_WEIGHT_SIZE0);
 	c->wt_addr = conv_reg(c, RKNPU_CNA_DCOMP_ADDR0);
 	c->wt_reuse = conv_reg(c, RKNPU_CNA_CBUF_CON0) & RKNPU_CBUF_CON0_WEIGHT_REUSE;
 
-	if (!c->kernels)
-		return REFUSE(c, CNA_WEIGHT_SIZE2, "no kernels");
-	if (CONV_FIELD(c, CNA_WEIGHT_SIZE1, WEIGHT_SIZE1_BYTES_PER_KERNEL) != c->channels_padded)
-		return REFUSE(c, CNA_WEIGHT_SIZE1, "bytes per kernel differ from the channels");
-	if ((u64)c->kernels * c->channels_padded != c->wt_bytes)
-		return REFUSE(c, CNA_WEIGHT_SIZE0, "weight bytes must be kernels x channels");
+	if (!c->kernels || (c->depthwise && c->kernels != 1))
+		return REFUSE(c, CNA_WEIGHT_SIZE2, "kernels: at least one, one when depthwise");
+	if (CONV_FIELD(c, CNA_WEIGHT_SIZE1, WEIGHT_SIZE1_BYTES_PER_KERNEL) != per_kernel)
+		return REFUSE(c, CNA_WEIGHT_SIZE1, "bytes per kernel differ from taps x channels");
+	if (c->kernels * per_kernel != c->wt_bytes)
+		return REFUSE(c, CNA_WEIGHT_SIZE0, "weight bytes must be kernels x per kernel");
 	if (!wt_banks || data_banks + wt_banks > banks ||
 	    c->wt_bytes > wt_banks * RKNPU_CBUF_BANK_SIZE)
 		return REFUSE(c, CNA_CBUF_CON0, "weights do not fit their CBUF banks");
@@ -169,22 +232,21 @@ static u32 conv_decode_weights(struct sim_conv *c)
 /* The CORE and DPU must describe the same cube the CNA feeds. */
 static u32 conv_decode_cube(struct sim_conv *c)
 {
-	u32 size0 = conv_reg(c, RKNPU_CORE_DATAOUT_SIZE_0);
+	u32 max_out = c->depthwise ? c->channels : c->kernels;
 
-	if (FIELD_GET(RKNPU_DATAOUT_SIZE_0_WIDTH, size0) + 1 != c->width ||
-	    FIELD_GET(RKNPU_DATAOUT_SIZE_0_HEIGHT, size0) + 1 != c->height)
-		return REFUSE(c, CORE_DATAOUT_SIZE_0, "output size differs from the input");
+	if (CONV_FIELD(c, CORE_DATAOUT_SIZE_0, DATAOUT_SIZE_0_WIDTH) + 1 != c->out_width)
+		return REFUSE(c, CORE_DATAOUT_SIZE_0, "output width differs from the CNA");
 	c->cube_channels = CONV_FIELD(c, DPU_DATA_CUBE_CHANNEL, CUBE_CHANNEL) + 1;
 	c->out_channels = CONV_FIELD(c, DPU_DATA_CUBE_CHANNEL, CUBE_ORIG_CHANNEL) + 1;
 	if (CONV_FIELD(c, CORE_DATAOUT_SIZE_1, DATAOUT_SIZE_1_CHANNEL) + 1 != c->cube_channels)
 		return REFUSE(c, CORE_DATAOUT_SIZE_1, "channels differ from the DPU cube");
-	if (c->out_channels > c->cube_channels || c->out_channels > c->kernels ||
-	    c->cube_channels > ALIGN(c->kernels, RKNPU_WEIGHT_GROUP))
+	if (c->out_channels > c->cube_channels || c->out_channels > max_out ||
+	    c->cube_channels > ALIGN(max_out, RKNPU_WEIGHT_GROUP))
 		return REFUSE(c, DPU_DATA_CUBE_CHANNEL, "channels do not match the kernels");
-	if (CONV_FIELD(c, DPU_DATA_CUBE_WIDTH, CUBE_SIZE) + 1 != c->width)
-		return REFUSE(c, DPU_DATA_CUBE_WIDTH, "width differs from the CNA");
-	if (CONV_FIELD(c, DPU_DATA_CUBE_HEIGHT, CUBE_SIZE) + 1 != c->height)
-		return REFUSE(c, DPU_DATA_CUBE_HEIGHT, "height differs from the CNA");
+	if (CONV_FIELD(c, DPU_DATA_CUBE_WIDTH, CUBE_SIZE) + 1 != c->out_width)
+		return REFUSE(c, DPU_DATA_CUBE_WIDTH, "width differs from the CORE");
+	if (CONV_FIELD(c, DPU_DATA_CUBE_HEIGHT, CUBE_SIZE) + 1 != c->out_height)
+		return REFUSE(c, DPU_DATA_CUBE_HEIGHT, "height differs from the CORE");
 	return 0;
 }
 
@@ -194,8 +256,8 @@ static u32 conv_decode_output(struct sim_conv *c)
 	u32 mode = conv_reg(c, RKNPU_DPU_FEATURE_MODE_CFG);
 
 	if (FIELD_GET(RKNPU_FEATURE_MODE_OUTPUT_MODE, mode) != RKNPU_OUTPUT_MODE_MEMORY ||
-	    mode & (RKNPU_FEATURE_MODE_CONV_MODE | RKNPU_FEATURE_MODE_FLYING_MODE))
-		return REFUSE(c, DPU_FEATURE_MODE_CFG, "only direct mode, output to memory");
+	    mode & RKNPU_FEATURE_MODE_FLYING_MODE)
+		return REFUSE(c, DPU_FEATURE_MODE_CFG, "only output to memory");
 	switch (FIELD_GET(RKNPU_DATA_FORMAT_OUT_PRECISION, fmt)) {
 	case RKNPU_PRECISION_INT8:
 		c->out_bytes = 1;
@@ -210,7 +272,7 @@ static u32 conv_decode_output(struct sim_conv *c)
 		return REFUSE(c, DPU_DATA_FORMAT, "only int8 input and processing");
 	c->out_addr = conv_reg(c, RKNPU_DPU_DST_BASE_ADDR);
 	c->out_plane = conv_reg(c, RKNPU_DPU_DST_SURF_STRIDE) & RKNPU_DST_SURF_STRIDE_MASK;
-	if (c->out_plane < c->pixels * RKNPU_ATOM_BYTES)
+	if (c->out_plane < (u64)c->out_pixels * RKNPU_ATOM_BYTES)
 		return REFUSE(c, DPU_DST_SURF_STRIDE, "surface stride shorter than the cube");
 	return 0;
 }
@@ -266,6 +328,8 @@ static u32 conv_decode(struct sim_conv *c, u32 op_enable)
 	if (!err)
 		err = conv_decode_input(c);
 	if (!err)
+		err = conv_decode_window(c);
+	if (!err)
 		err = conv_decode_weights(c);
 	if (!err)
 		err = conv_decode_cube(c);
@@ -286,7 +350,7 @@ static u64 conv_traffic(const struct sim_conv *c)
 		bytes += c->wt_bytes;
 	if (c->bias)
 		bytes += c->out_channels * sizeof(u32);
-	return bytes + (u64)out_planes * c->pixels * RKNPU_ATOM_BYTES;
+	return bytes + (u64)out_planes * c->out_pixels * RKNPU_ATOM_BYTES;
 }
 
 /* Feature map -> x[pixel][channel]; returns 0 or -EFAULT. */
@@ -314,17 +378,33 @@ static int conv_fetch_input(const struct sim_conv *c, struct rkaccel_vm *vm, s8 
 	return 0;
 }
 
-/* Weight layout -> w[kernel][channel] for the kernels that produce output. */
+/* Channels one kernel reads: all of them, or its own one when depthwise. */
+static u32 conv_kernel_channels(const struct sim_conv *c)
+{
+	return c->depthwise ? 1 : c->channels;
+}
+
+/* Weight layout -> w[kernel][tap][channel] for the kernels that produce output. */
 static int conv_fetch_weights(const struct sim_conv *c, struct rkaccel_vm *vm, s8 *w, u8 *raw)
 {
-	u32 n, ch;
+	u32 kc = conv_kernel_channels(c);
+	u32 n, t, ch;
 
 	if (rkaccel_vm_read(vm, c->wt_addr, raw, c->wt_bytes))
 		return -EFAULT;
-	for (n = 0; n < c->out_channels; n++)
-		for (ch = 0; ch < c->channels; ch++)
-			w[(size_t)n * c->channels + ch] =
-				(s8)raw[rknpu_weight_offset(n, ch, c->kernels, c->channels_padded)];
+	for (n = 0; n < c->out_channels; n++) {
+		for (t = 0; t < c->taps; t++) {
+			for (ch = 0; ch < kc; ch++) {
+				u32 off = c->depthwise ?
+					rknpu_weight_offset_kxk(0, n, t, c->taps, 1,
+								c->channels_padded) :
+					rknpu_weight_offset_kxk(n, ch, t, c->taps, c->kernels,
+								c->channels_padded);
+
+				w[((size_t)n * c->taps + t) * kc + ch] = (s8)raw[off];
+			}
+		}
+	}
 	return 0;
 }
 
@@ -357,27 +437,56 @@ static s64 conv_post(const struct sim_conv *c, s64 acc, s32 bias)
 	return clamp_t(s64, acc, S32_MIN, S32_MAX);
 }
 
-static s64 conv_dot(const struct sim_conv *c, const s8 *x, const s8 *w)
+/* One tap: @kc input values (or the pad value) times @kc weights. */
+static void conv_tap(const struct sim_conv *c, const s8 *x, const s8 *w, u32 kc,
+		     s64 *dot, s64 *sum)
 {
-	s32 dot = 0, sum = 0;
 	u32 i;
 
-	for (i = 0; i < c->channels; i++) {
-		dot += x[i] * w[i];
-		sum += x[i];
+	for (i = 0; i < kc; i++) {
+		s32 v = x ? x[i] : c->pad_value;
+
+		*dot += v * w[i];
+		*sum += v;
 	}
-	return dot + (s64)c->ow_op * sum;
 }
 
-/* Compute one output plane (16 bytes per pixel) into @buf. */
+/* Accumulator of kernel @n at output pixel (@ox, @oy), before the DPU. */
+static s64 conv_window(const struct sim_conv *c, const s8 *x, const s8 *w, u32 n,
+		       u32 ox, u32 oy)
+{
+	u32 kc = conv_kernel_channels(c);
+	u32 first = c->depthwise ? n : 0;
+	s64 dot = 0, sum = 0;
+	u32 ky, kx;
+
+	w += (size_t)n * c->taps * kc;
+	for (ky = 0; ky < c->kh; ky++) {
+		s64 iy = (s64)oy * c->stride_y - c->pad_top + ky;
+
+		for (kx = 0; kx < c->kw; kx++, w += kc) {
+			s64 ix = (s64)ox * c->stride_x - c->pad_left + kx;
+			const s8 *px = NULL;
+
+			if (iy >= 0 && iy < c->height && ix >= 0 && ix < c->width)
+				px = x + ((size_t)iy * c->width + ix) * c->channels + first;
+			conv_tap(c, px, w, kc, &dot, &sum);
+		}
+	}
+	return dot + c->ow_op * sum;
+}
+
+/* Compute one output plane (16 bytes per output pixel) into @buf. */
 static void conv_plane(const struct sim_conv *c, u32 plane, const s8 *x, const s8 *w,
 		       const s32 *bias, u8 *buf)
 {
 	u32 per_atom = RKNPU_ATOM_BYTES / c->out_bytes;
 	u32 pix, j;
 
-	memset(buf, 0, (size_t)c->pixels * RKNPU_ATOM_BYTES);
-	for (pix = 0; pix < c->pixels; pix++) {
+	memset(buf, 0, (size_t)c->out_pixels * RKNPU_ATOM_BYTES);
+	for (pix = 0; pix < c->out_pixels; pix++) {
+		u32 ox = pix % c->out_width, oy = pix / c->out_width;
+
 		for (j = 0; j < per_atom; j++) {
 			u32 n = plane * per_atom + j;
 			u8 *dst = buf + (size_t)pix * RKNPU_ATOM_BYTES + j * c->out_bytes;
@@ -385,9 +494,7 @@ static void conv_plane(const struct sim_conv *c, u32 plane, const s8 *x, const s
 
 			if (n >= c->out_channels)
 				break;
-			v = conv_post(c, conv_dot(c, x + (size_t)pix * c->channels,
-						  w + (size_t)n * c->channels),
-				      c->bias ? bias[n] : 0);
+			v = conv_post(c, conv_window(c, x, w, n, ox, oy), c->bias ? bias[n] : 0);
 			if (c->out_bytes == 1)
 				*dst = (u8)(s8)v;
 			else
@@ -419,10 +526,11 @@ static int conv_bufs_alloc(const struct sim_conv *c, struct conv_bufs *b)
 	size_t raw = max_t(size_t, c->wt_bytes, c->width * RKNPU_ATOM_BYTES);
 
 	b->x = kvmalloc_array(c->pixels, c->channels, GFP_KERNEL);
-	b->w = kvmalloc_array(c->out_channels, c->channels, GFP_KERNEL);
+	b->w = kvmalloc_array((size_t)c->out_channels * c->taps, conv_kernel_channels(c),
+			      GFP_KERNEL);
 	b->raw = kvmalloc(raw, GFP_KERNEL);
 	b->bias = kvmalloc_array(c->out_channels, sizeof(s32), GFP_KERNEL);
-	b->out = kvmalloc_array(c->pixels, RKNPU_ATOM_BYTES, GFP_KERNEL);
+	b->out = kvmalloc_array(c->out_pixels, RKNPU_ATOM_BYTES, GFP_KERNEL);
 	if (!b->x || !b->w || !b->raw || !b->bias || !b->out) {
 		conv_bufs_free(b);
 		return -ENOMEM;
@@ -449,7 +557,7 @@ static u32 conv_execute(const struct sim_conv *c, struct rkaccel_vm *vm)
 
 		conv_plane(c, p, b.x, b.w, b.bias, b.out);
 		cond_resched();
-		if (rkaccel_vm_write(vm, addr, b.out, (size_t)c->pixels * RKNPU_ATOM_BYTES)) {
+		if (rkaccel_vm_write(vm, addr, b.out, (size_t)c->out_pixels * RKNPU_ATOM_BYTES)) {
 			err = RKNPU_INT_DMA_WRITE_ERROR;
 			goto out;
 		}
@@ -481,7 +589,8 @@ u32 rkaccel_sim_conv(struct device *dev, const struct rkaccel_soc_data *soc, con
 	err = conv_decode(&c, op_enable);
 	if (err)
 		return err;
-	work->macs = (u64)c.pixels * c.channels * c.out_channels;
+	/* the MACs of the real operation, padding taps included */
+	work->macs = (u64)c.out_pixels * c.out_channels * c.taps * conv_kernel_channels(&c);
 	work->bytes = conv_traffic(&c);
 	return compute ? conv_execute(&c, vm) : 0;
 }
