@@ -437,18 +437,26 @@ static s64 conv_post(const struct sim_conv *c, s64 acc, s32 bias)
 	return clamp_t(s64, acc, S32_MIN, S32_MAX);
 }
 
-/* One tap: @kc input values (or the pad value) times @kc weights. */
+/* One tap: @kc input values (or the pad value when @x is NULL) times @kc weights. */
 static void conv_tap(const struct sim_conv *c, const s8 *x, const s8 *w, u32 kc,
 		     s64 *dot, s64 *sum)
 {
+	s32 d = 0, s = 0;	/* kc <= 2^14: int8 x int8 sums fit */
 	u32 i;
 
-	for (i = 0; i < kc; i++) {
-		s32 v = x ? x[i] : c->pad_value;
-
-		*dot += v * w[i];
-		*sum += v;
+	if (!x) {
+		for (i = 0; i < kc; i++)
+			d += w[i];
+		*dot += (s64)d * c->pad_value;
+		*sum += (s64)kc * c->pad_value;
+		return;
 	}
+	for (i = 0; i < kc; i++) {
+		d += x[i] * w[i];
+		s += x[i];
+	}
+	*dot += d;
+	*sum += s;
 }
 
 /* Accumulator of kernel @n at output pixel (@ox, @oy), before the DPU. */
