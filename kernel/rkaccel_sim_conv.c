@@ -53,6 +53,8 @@ struct sim_conv {
 	u32 wt_addr, wt_bytes;
 	bool wt_reuse;
 	bool bias;
+	bool bs_mul;		/* per-channel multiplier after the bias */
+	u32 bs_shift;
 	u32 bias_addr;
 	u32 out_addr, out_plane;
 	u32 out_bytes;		/* bytes per output element: 1 (int8) or 4 (int32) */
@@ -278,28 +280,55 @@ static u32 conv_decode_output(struct sim_conv *c)
 }
 
 /* BS: optional bias add from memory and ReLU; BN and EW must be bypassed. */
-static u32 conv_decode_post(struct sim_conv *c, u32 op_enable)
+/* BS MUL: a per-channel multiplier read with the bias, then a rounding shift. */
+static u32 conv_decode_bs_mul(struct sim_conv *c, u32 bs)
+{
+	u32 mul = conv_reg(c, RKNPU_DPU_BS_MUL_CFG);
+
+	if (bs & RKNPU_BS_CFG_MUL_BYPASS)
+		return 0;
+	if (!c->bias || mul & ~(RKNPU_BS_MUL_CFG_SHIFT | RKNPU_BS_MUL_CFG_SRC) ||
+	    !(mul & RKNPU_BS_MUL_CFG_SRC) || FIELD_GET(RKNPU_BS_MUL_CFG_SHIFT, mul) > 31)
+		return REFUSE(c, DPU_BS_MUL_CFG, "only a multiplier from memory, shift 0..31");
+	c->bs_mul = true;
+	c->bs_shift = FIELD_GET(RKNPU_BS_MUL_CFG_SHIFT, mul);
+	return 0;
+}
+
+/* BS: bias add from memory, optionally a per-channel multiplier, and ReLU. */
+static u32 conv_decode_bs(struct sim_conv *c, u32 op_enable)
 {
 	u32 bs = conv_reg(c, RKNPU_DPU_BS_CFG);
+	u32 use = CONV_FIELD(c, RDMA_BRDMA_CFG, BRDMA_CFG_DATA_USE);
+	bool mul = !(bs & RKNPU_BS_CFG_MUL_BYPASS);
+
+	if (bs & RKNPU_BS_CFG_BYPASS)
+		return 0;
+	if (bs & (RKNPU_BS_CFG_RELUX_EN | RKNPU_BS_CFG_MUL_PRELU))
+		return REFUSE(c, DPU_BS_CFG, "only bias add, multiplier and ReLU");
+	if (!(bs & RKNPU_BS_CFG_ALU_BYPASS)) {
+		if (!(bs & RKNPU_BS_CFG_ALU_SRC) ||
+		    FIELD_GET(RKNPU_BS_CFG_ALU_ALGO, bs) != RKNPU_BS_ALU_ALGO_ADD)
+			return REFUSE(c, DPU_BS_CFG, "ALU must add an operand from memory");
+		if (!(op_enable & RKNPU_BLK_DPU_RDMA) ||
+		    use != (mul ? RKNPU_BRDMA_USE_BOTH : RKNPU_BRDMA_USE_ALU))
+			return REFUSE(c, RDMA_BRDMA_CFG, "DPU_RDMA must read the BS operands");
+		c->bias = true;
+		c->bias_addr = conv_reg(c, RKNPU_RDMA_BS_BASE_ADDR);
+	}
+	c->relu = !(bs & RKNPU_BS_CFG_RELU_BYPASS);
+	return conv_decode_bs_mul(c, bs);
+}
+
+static u32 conv_decode_post(struct sim_conv *c, u32 op_enable)
+{
 	u32 scale = conv_reg(c, RKNPU_DPU_OUT_CVT_SCALE);
 	u32 shift = conv_reg(c, RKNPU_DPU_OUT_CVT_SHIFT);
+	u32 err;
 
-	if (!(bs & RKNPU_BS_CFG_BYPASS)) {
-		if (!(bs & RKNPU_BS_CFG_MUL_BYPASS) ||
-		    bs & (RKNPU_BS_CFG_RELUX_EN | RKNPU_BS_CFG_MUL_PRELU))
-			return REFUSE(c, DPU_BS_CFG, "only bias add and ReLU");
-		if (!(bs & RKNPU_BS_CFG_ALU_BYPASS)) {
-			if (!(bs & RKNPU_BS_CFG_ALU_SRC) ||
-			    FIELD_GET(RKNPU_BS_CFG_ALU_ALGO, bs) != RKNPU_BS_ALU_ALGO_ADD)
-				return REFUSE(c, DPU_BS_CFG, "ALU must add an operand from memory");
-			if (!(op_enable & RKNPU_BLK_DPU_RDMA) ||
-			    !CONV_FIELD(c, RDMA_BRDMA_CFG, BRDMA_CFG_DATA_USE))
-				return REFUSE(c, RDMA_BRDMA_CFG, "bias needs DPU_RDMA reading it");
-			c->bias = true;
-			c->bias_addr = conv_reg(c, RKNPU_RDMA_BS_BASE_ADDR);
-		}
-		c->relu = !(bs & RKNPU_BS_CFG_RELU_BYPASS);
-	}
+	err = conv_decode_bs(c, op_enable);
+	if (err)
+		return err;
 	if (!(conv_reg(c, RKNPU_DPU_BN_CFG) & RKNPU_STAGE_BYPASS))
 		return REFUSE(c, DPU_BN_CFG, "BN stage must be bypassed");
 	if (!(conv_reg(c, RKNPU_DPU_EW_CFG) & RKNPU_STAGE_BYPASS))
@@ -349,7 +378,7 @@ static u64 conv_traffic(const struct sim_conv *c)
 	if (!c->wt_reuse)
 		bytes += c->wt_bytes;
 	if (c->bias)
-		bytes += c->out_channels * sizeof(u32);
+		bytes += c->out_channels * sizeof(u32) * (c->bs_mul ? 2 : 1);
 	return bytes + (u64)out_planes * c->out_pixels * RKNPU_ATOM_BYTES;
 }
 
@@ -408,30 +437,41 @@ static int conv_fetch_weights(const struct sim_conv *c, struct rkaccel_vm *vm, s
 	return 0;
 }
 
-static int conv_fetch_bias(const struct sim_conv *c, struct rkaccel_vm *vm, s32 *bias)
+/* BS operands per channel: bias, or (bias, multiplier) pairs -> bias[], mul[]. */
+static int conv_fetch_bias(const struct sim_conv *c, struct rkaccel_vm *vm, s32 *bias,
+			   __le32 *raw)
 {
-	__le32 *raw = (__le32 *)bias;
-	u32 n;
+	u32 words = c->bs_mul ? 2 : 1, n;
+	s32 *mul = bias + c->out_channels;
 
 	if (!c->bias)
 		return 0;
-	if (rkaccel_vm_read(vm, c->bias_addr, raw, c->out_channels * sizeof(*raw)))
+	if (rkaccel_vm_read(vm, c->bias_addr, raw, (size_t)c->out_channels * words * 4))
 		return -EFAULT;
-	for (n = 0; n < c->out_channels; n++)
-		bias[n] = (s32)le32_to_cpu(raw[n]);
+	for (n = 0; n < c->out_channels; n++) {
+		bias[n] = (s32)le32_to_cpu(raw[n * words]);
+		mul[n] = c->bs_mul ? (s16)le32_to_cpu(raw[n * words + 1]) : 1;
+	}
 	return 0;
 }
 
-/* Accumulator -> output value: bias, ReLU, OUT_CVT, saturation. */
-static s64 conv_post(const struct sim_conv *c, s64 acc, s32 bias)
+static s64 conv_round_shift(s64 v, u32 shift)
 {
-	acc += bias;
+	return shift ? (v + (1LL << (shift - 1))) >> shift : v;
+}
+
+/* Accumulator -> output value: bias, multiplier, ReLU, OUT_CVT, saturation. */
+static s64 conv_post(const struct sim_conv *c, s64 acc, const s32 *bias, u32 n)
+{
+	if (c->bias)
+		acc += bias[n];
+	if (c->bs_mul) {
+		acc = conv_round_shift(acc * bias[c->out_channels + n], c->bs_shift);
+		acc = clamp_t(s64, acc, S32_MIN, S32_MAX);	/* the stage's output is 32-bit */
+	}
 	if (c->relu && acc < 0)
 		acc = 0;
-	acc *= c->cvt_scale;
-	if (c->cvt_shift)
-		acc = (acc + (1LL << (c->cvt_shift - 1))) >> c->cvt_shift;
-	acc += c->cvt_offset;
+	acc = conv_round_shift(acc * c->cvt_scale, c->cvt_shift) + c->cvt_offset;
 	if (c->out_bytes == 1)
 		return clamp_t(s64, acc, S8_MIN, S8_MAX);
 	return clamp_t(s64, acc, S32_MIN, S32_MAX);
@@ -502,7 +542,7 @@ static void conv_plane(const struct sim_conv *c, u32 plane, const s8 *x, const s
 
 			if (n >= c->out_channels)
 				break;
-			v = conv_post(c, conv_window(c, x, w, n, ox, oy), c->bias ? bias[n] : 0);
+			v = conv_post(c, conv_window(c, x, w, n, ox, oy), bias, n);
 			if (c->out_bytes == 1)
 				*dst = (u8)(s8)v;
 			else
@@ -516,7 +556,8 @@ struct conv_bufs {
 	s8 *x;
 	s8 *w;
 	u8 *raw;
-	s32 *bias;
+	s32 *bias;		/* biases, then multipliers */
+	__le32 *bs_raw;
 	u8 *out;
 };
 
@@ -526,6 +567,7 @@ static void conv_bufs_free(struct conv_bufs *b)
 	kvfree(b->w);
 	kvfree(b->raw);
 	kvfree(b->bias);
+	kvfree(b->bs_raw);
 	kvfree(b->out);
 }
 
@@ -537,9 +579,10 @@ static int conv_bufs_alloc(const struct sim_conv *c, struct conv_bufs *b)
 	b->w = kvmalloc_array((size_t)c->out_channels * c->taps, conv_kernel_channels(c),
 			      GFP_KERNEL);
 	b->raw = kvmalloc(raw, GFP_KERNEL);
-	b->bias = kvmalloc_array(c->out_channels, sizeof(s32), GFP_KERNEL);
+	b->bias = kvmalloc_array(c->out_channels, 2 * sizeof(s32), GFP_KERNEL);
+	b->bs_raw = kvmalloc_array(c->out_channels, 2 * sizeof(__le32), GFP_KERNEL);
 	b->out = kvmalloc_array(c->out_pixels, RKNPU_ATOM_BYTES, GFP_KERNEL);
-	if (!b->x || !b->w || !b->raw || !b->bias || !b->out) {
+	if (!b->x || !b->w || !b->raw || !b->bias || !b->bs_raw || !b->out) {
 		conv_bufs_free(b);
 		return -ENOMEM;
 	}
@@ -556,7 +599,7 @@ static u32 conv_execute(const struct sim_conv *c, struct rkaccel_vm *vm)
 		return RKNPU_INT_DMA_READ_ERROR;	/* the task cannot run: fail it */
 
 	if (conv_fetch_input(c, vm, b.x, b.raw) || conv_fetch_weights(c, vm, b.w, b.raw) ||
-	    conv_fetch_bias(c, vm, b.bias)) {
+	    conv_fetch_bias(c, vm, b.bias, b.bs_raw)) {
 		err = RKNPU_INT_DMA_READ_ERROR;
 		goto out;
 	}

@@ -218,7 +218,15 @@ struct ref_conv {
 	int shift;
 	const int8_t *w;
 	const int32_t *bias;
+	const int16_t *mul;			/* per-channel multipliers, or NULL */
+	int mul_shift;				/* (v * mul[n]) >> mul_shift first */
 };
+
+/* (v + half) >> shift: rounding half up, as datapath.rst defines it. */
+static inline int64_t ref_round_shift(int64_t v, int shift)
+{
+	return shift ? (v + ((int64_t)1 << (shift - 1))) >> shift : v;
+}
 
 static inline uint32_t ref_conv_out_w(const struct ref_conv *p)
 {
@@ -288,16 +296,17 @@ static inline void ref_conv_run(const struct ref_conv *p, const int8_t *in, bool
 		for (n = 0; n < p->n; n++) {
 			int64_t y = ref_conv_acc(p, in, n, i % ow, i / ow);
 
+			if (p->mul) {
+				y = ref_round_shift(y * p->mul[n], p->mul_shift);
+				y = y < INT32_MIN ? INT32_MIN : y > INT32_MAX ? INT32_MAX : y;
+			}
 			if (p->relu && y < 0)
 				y = 0;
 			if (int32) {
 				((int32_t *)out)[(size_t)i * p->n + n] = (int32_t)y;
 				continue;
 			}
-			y *= p->scale;
-			if (p->shift)
-				y = (y + ((int64_t)1 << (p->shift - 1))) >> p->shift;
-			y += p->out_zp;
+			y = ref_round_shift(y * p->scale, p->shift) + p->out_zp;
 			y = y < -128 ? -128 : y > 127 ? 127 : y;
 			((int8_t *)out)[(size_t)i * p->n + n] = (int8_t)y;
 		}

@@ -492,14 +492,17 @@ static void op_put_dpu(struct op_bufs *b, const struct ref_conv *p, bool int32)
 	op_put(b, RKNPU_DPU_DATA_CUBE_HEIGHT, b->out_h - 1);
 	op_put(b, RKNPU_DPU_DATA_CUBE_CHANNEL, (p->n - 1) << 16 | (cube - 1));
 	op_put(b, RKNPU_DPU_BS_CFG, RKNPU_BS_ALU_ALGO_ADD << 16 | RKNPU_BS_CFG_ALU_SRC |
-	       RKNPU_BS_CFG_MUL_BYPASS | (p->relu ? 0 : RKNPU_BS_CFG_RELU_BYPASS));
+	       (p->mul ? 0 : RKNPU_BS_CFG_MUL_BYPASS) |
+	       (p->relu ? 0 : RKNPU_BS_CFG_RELU_BYPASS));
+	op_put(b, RKNPU_DPU_BS_MUL_CFG, p->mul ? (uint32_t)p->mul_shift << 8 |
+	       RKNPU_BS_MUL_CFG_SRC : 0);
 	op_put(b, RKNPU_DPU_BS_OW_OP, 0);
 	op_put(b, RKNPU_DPU_BN_CFG, 0x53);
 	op_put(b, RKNPU_DPU_EW_CFG, 0x383);
 	op_put(b, RKNPU_DPU_OUT_CVT_OFFSET, int32 ? 0 : (uint32_t)p->out_zp);
 	op_put(b, RKNPU_DPU_OUT_CVT_SCALE, int32 ? 1 : (uint32_t)p->scale);
 	op_put(b, RKNPU_DPU_OUT_CVT_SHIFT, int32 ? 0 : (uint32_t)p->shift);
-	op_put(b, RKNPU_RDMA_BRDMA_CFG, 1u << 1);
+	op_put(b, RKNPU_RDMA_BRDMA_CFG, (p->mul ? RKNPU_BRDMA_USE_BOTH : RKNPU_BRDMA_USE_ALU) << 1);
 	op_put(b, RKNPU_RDMA_BS_BASE_ADDR, (uint32_t)b->wt.npu_addr + b->bias_off);
 	op_put(b, RKNPU_RDMA_ERDMA_CFG, RKNPU_ERDMA_CFG_DISABLE);
 	op_put(b, RKNPU_RDMA_FEATURE_MODE_CFG, RKNPU_RDMA_FEATURE_MRDMA_DISABLE);
@@ -511,6 +514,7 @@ static void op_fill_weights(struct op_bufs *b, const struct ref_conv *p)
 	uint32_t taps = p->kw * p->kh, n, t, c;
 	uint8_t *w = b->wt.map;
 	int32_t *bias = (int32_t *)(w + b->bias_off);
+	uint32_t words = p->mul ? 2 : 1;
 
 	for (n = 0; n < p->n; n++) {
 		int64_t sum = 0;
@@ -528,7 +532,10 @@ static void op_fill_weights(struct op_bufs *b, const struct ref_conv *p)
 				sum += v;
 			}
 		}
-		bias[n] = htole32((uint32_t)(p->bias[n] - p->in_zp * sum));
+		/* per channel: the bias, then (inferred) the multiplier in the next word */
+		bias[n * words] = htole32((uint32_t)(p->bias[n] - p->in_zp * sum));
+		if (p->mul)
+			bias[n * words + 1] = htole32((uint32_t)(int32_t)p->mul[n]);
 	}
 }
 
@@ -562,7 +569,7 @@ static int op_alloc(int fd, struct op_bufs *b, const struct ref_conv *p, bool in
 	if (!ret)
 		ret = rkt_bo_new(fd, (size_t)b->in_plane * (b->cp / 16), 0, &b->in);
 	if (!ret)
-		ret = rkt_bo_new(fd, b->bias_off + 4 * p->n, DRM_RKACCEL_BO_WEIGHT, &b->wt);
+		ret = rkt_bo_new(fd, b->bias_off + 8 * p->n, DRM_RKACCEL_BO_WEIGHT, &b->wt);
 	if (!ret)
 		ret = rkt_bo_new(fd, (size_t)b->out_plane * b->cube * (int32 ? 4 : 1) / 16, 0,
 				 &b->out);
@@ -677,12 +684,13 @@ FIXTURE(op) {
 	struct ref_conv p;
 	int8_t *in, *w;
 	int32_t *bias;
+	int16_t *mul;
 	void *ref;
 };
 
 FIXTURE_VARIANT(op) {
 	uint32_t w, h, c, n, k, kh, sx, sy, pl, pt, pr, pb;
-	bool dw, relu, int32;
+	bool dw, relu, int32, per_channel;
 };
 
 FIXTURE_SETUP(op)
@@ -697,6 +705,7 @@ FIXTURE_TEARDOWN(op)
 	free(self->in);
 	free(self->w);
 	free(self->bias);
+	free(self->mul);
 	free(self->ref);
 	env_teardown(&self->e);
 }
@@ -734,6 +743,13 @@ FIXTURE_VARIANT_ADD(op, dw5_s1_c40) {
 FIXTURE_VARIANT_ADD(op, dw7_s2_c33) {
 	.w = 13, .h = 11, .c = 33, .n = 33, .k = 7, .sx = 2, .sy = 2,
 	.pl = 3, .pt = 2, .pr = 3, .pb = 3, .dw = true };
+/* Per-channel weight scales: the BS multiplier from memory. */
+FIXTURE_VARIANT_ADD(op, k3_s2_per_channel) {
+	.w = 13, .h = 11, .c = 17, .n = 40, .k = 3, .sx = 2, .sy = 2,
+	.pl = 1, .pt = 1, .pr = 1, .pb = 1, .per_channel = true, .relu = true };
+FIXTURE_VARIANT_ADD(op, dw3_per_channel) {
+	.w = 13, .h = 11, .c = 33, .n = 33, .k = 3, .sx = 1, .sy = 1,
+	.pl = 1, .pt = 1, .pr = 1, .pb = 1, .dw = true, .per_channel = true };
 
 /* Seeded data; a shift that spreads the int8 outputs over their range. */
 static int op_prepare(FIXTURE_DATA(op) *self, const FIXTURE_VARIANT(op) *v, uint64_t seed)
@@ -755,8 +771,9 @@ static int op_prepare(FIXTURE_DATA(op) *self, const FIXTURE_VARIANT(op) *v, uint
 	self->in = malloc((size_t)v->w * v->h * v->c);
 	self->w = malloc(wn);
 	self->bias = malloc(4 * v->n);
+	self->mul = malloc(2 * v->n);
 	self->ref = calloc(out_n, 4);
-	if (!self->in || !self->w || !self->bias || !self->ref)
+	if (!self->in || !self->w || !self->bias || !self->mul || !self->ref)
 		return -ENOMEM;
 	rkt_fill_i8(self->in, (size_t)v->w * v->h * v->c, seed + 1);
 	rkt_fill_i8(self->w, wn, seed + 2);
@@ -764,6 +781,12 @@ static int op_prepare(FIXTURE_DATA(op) *self, const FIXTURE_VARIANT(op) *v, uint
 		self->bias[i] = (int32_t)(rkt_rand(&seed) % 20001) - 10000;
 	p->w = self->w;
 	p->bias = self->bias;
+	if (v->per_channel) {
+		for (i = 0; i < v->n; i++)
+			self->mul[i] = (int16_t)(1024 + rkt_rand(&seed) % 31744);
+		p->mul = self->mul;
+		p->mul_shift = 15;
+	}
 	/* (max * scale) >> shift lands near 127 * 4: outputs spread and saturate */
 	max = ref_conv_max_acc(p, self->in);
 	for (p->shift = 0; (max * p->scale) >> p->shift > 512; p->shift++)
@@ -811,6 +834,9 @@ TEST_F(op, refused_settings)
 		{ RKNPU_CORE_MISC_CFG, RKNPU_MISC_CFG_QD_EN | RKNPU_MISC_CFG_DW_EN,
 		  "CORE_MISC_CFG = 0x00000003" },
 		{ RKNPU_CNA_DATA_SIZE2, 40, "CNA_DATA_SIZE2 = 0x00000028" },
+		/* the multiplier enabled while DPU_RDMA reads only biases */
+		{ RKNPU_DPU_BS_CFG, RKNPU_BS_ALU_ALGO_ADD << 16 | RKNPU_BS_CFG_ALU_SRC |
+		  RKNPU_BS_CFG_RELU_BYPASS, "RDMA_BRDMA_CFG = 0x00000002" },
 	};
 	uint32_t i;
 
@@ -822,10 +848,12 @@ TEST_F(op, refused_settings)
 		free(self->in);
 		free(self->w);
 		free(self->bias);
+		free(self->mul);
 		free(self->ref);
 		self->in = NULL;
 		self->w = NULL;
 		self->bias = NULL;
+		self->mul = NULL;
 		self->ref = NULL;
 		ASSERT_EQ(0, op_setup_run(self, variant, 77 + i));
 		op_set_reg(&self->b, cases[i].reg, cases[i].val);
