@@ -59,6 +59,11 @@ struct sim_conv {
 	u32 out_addr, out_plane;
 	u32 out_bytes;		/* bytes per output element: 1 (int8) or 4 (int32) */
 
+	bool ew;		/* EW: add an int8 tensor read by DPU_RDMA's ERDMA */
+	bool ew_relu;
+	u32 ew_addr, ew_plane, ew_scale, ew_shift;
+	s32 ew_offset;
+
 	s32 ow_op;
 	bool relu;
 	u32 cvt_scale, cvt_shift;
@@ -320,6 +325,36 @@ static u32 conv_decode_bs(struct sim_conv *c, u32 op_enable)
 	return conv_decode_bs_mul(c, bs);
 }
 
+/* EW: bypassed, or an int8 tensor shaped like the output, converted and added. */
+static u32 conv_decode_ew(struct sim_conv *c, u32 op_enable)
+{
+	u32 ew = conv_reg(c, RKNPU_DPU_EW_CFG);
+	u32 erdma = conv_reg(c, RKNPU_RDMA_ERDMA_CFG);
+	u32 cvt = conv_reg(c, RKNPU_DPU_EW_CVT_SCALE);
+
+	if (ew & RKNPU_STAGE_BYPASS) {
+		if (op_enable & RKNPU_BLK_DPU_RDMA && !(erdma & RKNPU_ERDMA_CFG_DISABLE))
+			return REFUSE(c, RDMA_ERDMA_CFG, "ERDMA must be disabled when EW is");
+		return 0;
+	}
+	if ((ew & ~RKNPU_EW_CFG_RELU_BYPASS) != RKNPU_EW_CFG_ADD_INT8 || c->out_bytes != 1)
+		return REFUSE(c, DPU_EW_CFG, "only the add of an int8 tensor, int8 output");
+	if (!(op_enable & RKNPU_BLK_DPU_RDMA) || erdma != RKNPU_ERDMA_CFG_INT8)
+		return REFUSE(c, RDMA_ERDMA_CFG, "ERDMA must read the int8 tensor");
+	if (cvt & RKNPU_EW_CVT_TRUNCATE || FIELD_GET(RKNPU_EW_CVT_SHIFT, cvt) > 31)
+		return REFUSE(c, DPU_EW_CVT_SCALE, "only a scale and a shift of 0..31");
+	c->ew = true;
+	c->ew_relu = !(ew & RKNPU_EW_CFG_RELU_BYPASS);
+	c->ew_scale = cvt & RKNPU_EW_CVT_SCALE_MASK;
+	c->ew_shift = FIELD_GET(RKNPU_EW_CVT_SHIFT, cvt);
+	c->ew_offset = (s32)conv_reg(c, RKNPU_DPU_EW_CVT_OFFSET);
+	c->ew_addr = conv_reg(c, RKNPU_RDMA_EW_BASE_ADDR);
+	c->ew_plane = conv_reg(c, RKNPU_RDMA_EW_SURF_STRIDE) & RKNPU_DST_SURF_STRIDE_MASK;
+	if (c->ew_plane < (u64)c->out_pixels * RKNPU_ATOM_BYTES)
+		return REFUSE(c, RDMA_EW_SURF_STRIDE, "surface stride shorter than the cube");
+	return 0;
+}
+
 static u32 conv_decode_post(struct sim_conv *c, u32 op_enable)
 {
 	u32 scale = conv_reg(c, RKNPU_DPU_OUT_CVT_SCALE);
@@ -331,12 +366,12 @@ static u32 conv_decode_post(struct sim_conv *c, u32 op_enable)
 		return err;
 	if (!(conv_reg(c, RKNPU_DPU_BN_CFG) & RKNPU_STAGE_BYPASS))
 		return REFUSE(c, DPU_BN_CFG, "BN stage must be bypassed");
-	if (!(conv_reg(c, RKNPU_DPU_EW_CFG) & RKNPU_STAGE_BYPASS))
-		return REFUSE(c, DPU_EW_CFG, "EW stage must be bypassed");
+	err = conv_decode_ew(c, op_enable);
+	if (err)
+		return err;
 	if (op_enable & RKNPU_BLK_DPU_RDMA &&
-	    (!(conv_reg(c, RKNPU_RDMA_ERDMA_CFG) & RKNPU_ERDMA_CFG_DISABLE) ||
-	     !(conv_reg(c, RKNPU_RDMA_FEATURE_MODE_CFG) & RKNPU_RDMA_FEATURE_MRDMA_DISABLE)))
-		return REFUSE(c, RDMA_ERDMA_CFG, "DPU_RDMA may only read the bias");
+	    !(conv_reg(c, RKNPU_RDMA_FEATURE_MODE_CFG) & RKNPU_RDMA_FEATURE_MRDMA_DISABLE))
+		return REFUSE(c, RDMA_FEATURE_MODE_CFG, "MRDMA must be disabled");
 
 	if (scale & ~RKNPU_OUT_CVT_SCALE_MASK)
 		return REFUSE(c, DPU_OUT_CVT_SCALE, "fp16 conversion");
@@ -379,6 +414,9 @@ static u64 conv_traffic(const struct sim_conv *c)
 		bytes += c->wt_bytes;
 	if (c->bias)
 		bytes += c->out_channels * sizeof(u32) * (c->bs_mul ? 2 : 1);
+	if (c->ew)
+		bytes += (u64)DIV_ROUND_UP(c->out_channels, RKNPU_ATOM_BYTES) * c->out_pixels *
+			 RKNPU_ATOM_BYTES;
 	return bytes + (u64)out_planes * c->out_pixels * RKNPU_ATOM_BYTES;
 }
 
@@ -460,8 +498,16 @@ static s64 conv_round_shift(s64 v, u32 shift)
 	return shift ? (v + (1LL << (shift - 1))) >> shift : v;
 }
 
-/* Accumulator -> output value: bias, multiplier, ReLU, OUT_CVT, saturation. */
-static s64 conv_post(const struct sim_conv *c, s64 acc, const s32 *bias, u32 n)
+/* EW: the converted operand added, int32 saturation, then EW's ReLU. */
+static s64 conv_ew(const struct sim_conv *c, s64 acc, s8 e)
+{
+	acc += conv_round_shift(((s64)e + c->ew_offset) * c->ew_scale, c->ew_shift);
+	acc = clamp_t(s64, acc, S32_MIN, S32_MAX);
+	return c->ew_relu && acc < 0 ? 0 : acc;
+}
+
+/* Accumulator -> output value: BS, EW (@e, when on), OUT_CVT, saturation. */
+static s64 conv_post(const struct sim_conv *c, s64 acc, const s32 *bias, u32 n, s8 e)
 {
 	if (c->bias)
 		acc += bias[n];
@@ -471,6 +517,8 @@ static s64 conv_post(const struct sim_conv *c, s64 acc, const s32 *bias, u32 n)
 	}
 	if (c->relu && acc < 0)
 		acc = 0;
+	if (c->ew)
+		acc = conv_ew(c, acc, e);
 	acc = conv_round_shift(acc * c->cvt_scale, c->cvt_shift) + c->cvt_offset;
 	if (c->out_bytes == 1)
 		return clamp_t(s64, acc, S8_MIN, S8_MAX);
@@ -524,9 +572,9 @@ static s64 conv_window(const struct sim_conv *c, const s8 *x, const s8 *w, u32 n
 	return dot + c->ow_op * sum;
 }
 
-/* Compute one output plane (16 bytes per output pixel) into @buf. */
+/* Compute one output plane (16 bytes per output pixel) into @buf; @ew: EW's plane. */
 static void conv_plane(const struct sim_conv *c, u32 plane, const s8 *x, const s8 *w,
-		       const s32 *bias, u8 *buf)
+		       const s32 *bias, const u8 *ew, u8 *buf)
 {
 	u32 per_atom = RKNPU_ATOM_BYTES / c->out_bytes;
 	u32 pix, j;
@@ -542,7 +590,8 @@ static void conv_plane(const struct sim_conv *c, u32 plane, const s8 *x, const s
 
 			if (n >= c->out_channels)
 				break;
-			v = conv_post(c, conv_window(c, x, w, n, ox, oy), bias, n);
+			v = conv_post(c, conv_window(c, x, w, n, ox, oy), bias, n,
+				      (s8)ew[(size_t)pix * RKNPU_ATOM_BYTES + j]);
 			if (c->out_bytes == 1)
 				*dst = (u8)(s8)v;
 			else
@@ -558,6 +607,7 @@ struct conv_bufs {
 	u8 *raw;
 	s32 *bias;		/* biases, then multipliers */
 	__le32 *bs_raw;
+	u8 *ew;
 	u8 *out;
 };
 
@@ -568,6 +618,7 @@ static void conv_bufs_free(struct conv_bufs *b)
 	kvfree(b->raw);
 	kvfree(b->bias);
 	kvfree(b->bs_raw);
+	kvfree(b->ew);
 	kvfree(b->out);
 }
 
@@ -581,12 +632,22 @@ static int conv_bufs_alloc(const struct sim_conv *c, struct conv_bufs *b)
 	b->raw = kvmalloc(raw, GFP_KERNEL);
 	b->bias = kvmalloc_array(c->out_channels, 2 * sizeof(s32), GFP_KERNEL);
 	b->bs_raw = kvmalloc_array(c->out_channels, 2 * sizeof(__le32), GFP_KERNEL);
+	b->ew = kvcalloc(c->out_pixels, RKNPU_ATOM_BYTES, GFP_KERNEL);
 	b->out = kvmalloc_array(c->out_pixels, RKNPU_ATOM_BYTES, GFP_KERNEL);
-	if (!b->x || !b->w || !b->raw || !b->bias || !b->bs_raw || !b->out) {
+	if (!b->x || !b->w || !b->raw || !b->bias || !b->bs_raw || !b->ew || !b->out) {
 		conv_bufs_free(b);
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+/* EW's plane @p (channels of output plane @p) when it holds real channels. */
+static int conv_fetch_ew(const struct sim_conv *c, struct rkaccel_vm *vm, u32 p, u8 *buf)
+{
+	if (!c->ew || p * RKNPU_ATOM_BYTES >= c->out_channels)
+		return 0;
+	return rkaccel_vm_read(vm, (u64)c->ew_addr + (u64)p * c->ew_plane, buf,
+			       (size_t)c->out_pixels * RKNPU_ATOM_BYTES) ? -EFAULT : 0;
 }
 
 static u32 conv_execute(const struct sim_conv *c, struct rkaccel_vm *vm)
@@ -606,7 +667,11 @@ static u32 conv_execute(const struct sim_conv *c, struct rkaccel_vm *vm)
 	for (p = 0; p < planes; p++) {
 		u64 addr = (u64)c->out_addr + (u64)p * c->out_plane;
 
-		conv_plane(c, p, b.x, b.w, b.bias, b.out);
+		if (conv_fetch_ew(c, vm, p, b.ew)) {
+			err = RKNPU_INT_DMA_READ_ERROR;
+			goto out;
+		}
+		conv_plane(c, p, b.x, b.w, b.bias, b.ew, b.out);
 		cond_resched();
 		if (rkaccel_vm_write(vm, addr, b.out, (size_t)c->out_pixels * RKNPU_ATOM_BYTES)) {
 			err = RKNPU_INT_DMA_WRITE_ERROR;

@@ -220,6 +220,11 @@ struct ref_conv {
 	const int32_t *bias;
 	const int16_t *mul;			/* per-channel multipliers, or NULL */
 	int mul_shift;				/* (v * mul[n]) >> mul_shift first */
+	const int8_t *res;			/* tensor added, [oy][ox][n], or NULL */
+	int32_t res_offset;			/* ((res + offset) * scale) >> shift */
+	int64_t res_scale;
+	int res_shift;
+	bool res_relu;				/* ReLU after the add */
 };
 
 /* (v + half) >> shift: rounding half up, as datapath.rst defines it. */
@@ -302,6 +307,13 @@ static inline void ref_conv_run(const struct ref_conv *p, const int8_t *in, bool
 			}
 			if (p->relu && y < 0)
 				y = 0;
+			if (p->res) {
+				y += ref_round_shift(((int64_t)p->res[(size_t)i * p->n + n] +
+						      p->res_offset) * p->res_scale, p->res_shift);
+				y = y < INT32_MIN ? INT32_MIN : y > INT32_MAX ? INT32_MAX : y;
+				if (p->res_relu && y < 0)
+					y = 0;
+			}
 			if (int32) {
 				((int32_t *)out)[(size_t)i * p->n + n] = (int32_t)y;
 				continue;

@@ -416,7 +416,7 @@ TEST_F(fail, too_many_tasks_refused)
  * and compares with ref_conv_run().
  */
 struct op_bufs {
-	struct rkt_bo cmd, in, wt, out;
+	struct rkt_bo cmd, in, wt, out, res;
 	uint32_t in_plane, out_plane, out_w, out_h, cp, cube, kernels;
 	uint32_t wt_bytes, bias_off;
 	uint64_t *e;
@@ -498,13 +498,18 @@ static void op_put_dpu(struct op_bufs *b, const struct ref_conv *p, bool int32)
 	       RKNPU_BS_MUL_CFG_SRC : 0);
 	op_put(b, RKNPU_DPU_BS_OW_OP, 0);
 	op_put(b, RKNPU_DPU_BN_CFG, 0x53);
-	op_put(b, RKNPU_DPU_EW_CFG, 0x383);
+	op_put(b, RKNPU_DPU_EW_CFG, !p->res ? 0x383 : RKNPU_EW_CFG_ADD_INT8 |
+	       (p->res_relu ? 0 : RKNPU_EW_CFG_RELU_BYPASS));
+	op_put(b, RKNPU_DPU_EW_CVT_OFFSET, (uint32_t)p->res_offset);
+	op_put(b, RKNPU_DPU_EW_CVT_SCALE, (uint32_t)p->res_shift << 16 | (uint32_t)p->res_scale);
+	op_put(b, RKNPU_RDMA_ERDMA_CFG, p->res ? RKNPU_ERDMA_CFG_INT8 : RKNPU_ERDMA_CFG_DISABLE);
+	op_put(b, RKNPU_RDMA_EW_BASE_ADDR, (uint32_t)b->res.npu_addr);
+	op_put(b, RKNPU_RDMA_EW_SURF_STRIDE, b->out_plane);
 	op_put(b, RKNPU_DPU_OUT_CVT_OFFSET, int32 ? 0 : (uint32_t)p->out_zp);
 	op_put(b, RKNPU_DPU_OUT_CVT_SCALE, int32 ? 1 : (uint32_t)p->scale);
 	op_put(b, RKNPU_DPU_OUT_CVT_SHIFT, int32 ? 0 : (uint32_t)p->shift);
 	op_put(b, RKNPU_RDMA_BRDMA_CFG, (p->mul ? RKNPU_BRDMA_USE_BOTH : RKNPU_BRDMA_USE_ALU) << 1);
 	op_put(b, RKNPU_RDMA_BS_BASE_ADDR, (uint32_t)b->wt.npu_addr + b->bias_off);
-	op_put(b, RKNPU_RDMA_ERDMA_CFG, RKNPU_ERDMA_CFG_DISABLE);
 	op_put(b, RKNPU_RDMA_FEATURE_MODE_CFG, RKNPU_RDMA_FEATURE_MRDMA_DISABLE);
 }
 
@@ -551,6 +556,18 @@ static void op_fill_input(struct op_bufs *b, const struct ref_conv *p, const int
 				(uint8_t)in[(size_t)pix * p->c + c];
 }
 
+/* The added tensor [pixel][n] -> planes shaped like the int8 output. */
+static void op_fill_res(struct op_bufs *b, const struct ref_conv *p)
+{
+	uint8_t *dst = b->res.map;
+	uint32_t pix, n;
+
+	for (pix = 0; pix < b->out_w * b->out_h; pix++)
+		for (n = 0; n < p->n; n++)
+			dst[(n / 16) * b->out_plane + pix * 16 + n % 16] =
+				(uint8_t)p->res[(size_t)pix * p->n + n];
+}
+
 static int op_alloc(int fd, struct op_bufs *b, const struct ref_conv *p, bool int32)
 {
 	uint32_t taps = p->kw * p->kh;
@@ -573,6 +590,8 @@ static int op_alloc(int fd, struct op_bufs *b, const struct ref_conv *p, bool in
 	if (!ret)
 		ret = rkt_bo_new(fd, (size_t)b->out_plane * b->cube * (int32 ? 4 : 1) / 16, 0,
 				 &b->out);
+	if (!ret && p->res)
+		ret = rkt_bo_new(fd, (size_t)b->out_plane * b->cube / 16, 0, &b->res);
 	return ret;
 }
 
@@ -582,6 +601,7 @@ static void op_free(int fd, struct op_bufs *b)
 	rkt_bo_free(fd, &b->in);
 	rkt_bo_free(fd, &b->wt);
 	rkt_bo_free(fd, &b->out);
+	rkt_bo_free(fd, &b->res);
 }
 
 /* Fill the buffers and write the single task with its tail. */
@@ -595,6 +615,8 @@ static int op_build(int fd, struct op_bufs *b, const struct ref_conv *p, const i
 	if (ret)
 		return ret;
 	op_fill_input(b, p, in);
+	if (p->res)
+		op_fill_res(b, p);
 	b->e = b->cmd.map;
 	b->ne = 0;
 	op_put_cna(b, p, banks);
@@ -627,10 +649,11 @@ static int op_exec(int fd, uint32_t ctx, struct op_bufs *b)
 	struct drm_rkaccel_task task = {
 		.regcmd_addr = b->cmd.npu_addr, .regcmd_count = b->ne, .task_count = 1,
 	};
-	struct drm_rkaccel_submit_bo bos[4] = {
+	struct drm_rkaccel_submit_bo bos[5] = {
 		{ .handle = b->cmd.handle }, { .handle = b->in.handle },
 		{ .handle = b->wt.handle },
 		{ .handle = b->out.handle, .flags = DRM_RKACCEL_SUBMIT_BO_WRITE },
+		{ .handle = b->res.handle },
 	};
 	uint32_t sync;
 	int ret, status;
@@ -638,7 +661,7 @@ static int op_exec(int fd, uint32_t ctx, struct op_bufs *b)
 	ret = rkt_syncobj_create(fd, &sync);
 	if (ret)
 		return ret;
-	ret = rkt_submit(fd, ctx, &task, 1, bos, 4, NULL, 0, sync, 0);
+	ret = rkt_submit(fd, ctx, &task, 1, bos, b->res.handle ? 5 : 4, NULL, 0, sync, 0);
 	if (!ret)
 		ret = rkt_syncobj_wait(fd, sync, rkt_deadline_ms(20000));
 	if (!ret) {
@@ -685,12 +708,13 @@ FIXTURE(op) {
 	int8_t *in, *w;
 	int32_t *bias;
 	int16_t *mul;
+	int8_t *res;
 	void *ref;
 };
 
 FIXTURE_VARIANT(op) {
 	uint32_t w, h, c, n, k, kh, sx, sy, pl, pt, pr, pb;
-	bool dw, relu, int32, per_channel;
+	bool dw, relu, int32, per_channel, add, add_relu;
 };
 
 FIXTURE_SETUP(op)
@@ -706,6 +730,7 @@ FIXTURE_TEARDOWN(op)
 	free(self->w);
 	free(self->bias);
 	free(self->mul);
+	free(self->res);
 	free(self->ref);
 	env_teardown(&self->e);
 }
@@ -747,6 +772,13 @@ FIXTURE_VARIANT_ADD(op, dw7_s2_c33) {
 FIXTURE_VARIANT_ADD(op, k3_s2_per_channel) {
 	.w = 13, .h = 11, .c = 17, .n = 40, .k = 3, .sx = 2, .sy = 2,
 	.pl = 1, .pt = 1, .pr = 1, .pb = 1, .per_channel = true, .relu = true };
+/* A residual connection: an int8 tensor added in the DPU's EW stage. */
+FIXTURE_VARIANT_ADD(op, k3_s1_add) {
+	.w = 13, .h = 11, .c = 17, .n = 17, .k = 3, .sx = 1, .sy = 1,
+	.pl = 1, .pt = 1, .pr = 1, .pb = 1, .add = true, .add_relu = true };
+FIXTURE_VARIANT_ADD(op, k1_s2_add_per_channel) {
+	.w = 13, .h = 11, .c = 40, .n = 33, .k = 1, .sx = 2, .sy = 2,
+	.add = true, .per_channel = true, .relu = true };
 FIXTURE_VARIANT_ADD(op, dw3_per_channel) {
 	.w = 13, .h = 11, .c = 33, .n = 33, .k = 3, .sx = 1, .sy = 1,
 	.pl = 1, .pt = 1, .pr = 1, .pb = 1, .dw = true, .per_channel = true };
@@ -789,6 +821,20 @@ static int op_prepare(FIXTURE_DATA(op) *self, const FIXTURE_VARIANT(op) *v, uint
 	}
 	/* (max * scale) >> shift lands near 127 * 4: outputs spread and saturate */
 	max = ref_conv_max_acc(p, self->in);
+	if (v->add) {
+		/* the added tensor spans about as much as the accumulators */
+		self->res = malloc(out_n);
+		if (!self->res)
+			return -ENOMEM;
+		rkt_fill_i8(self->res, out_n, seed + 3);
+		p->res = self->res;
+		p->res_offset = (int32_t)(rkt_rand(&seed) % 31) - 15;
+		p->res_scale = 16384 + rkt_rand(&seed) % 16384;
+		for (p->res_shift = 0; (128 * p->res_scale) >> p->res_shift > max; p->res_shift++)
+			;
+		p->res_relu = v->add_relu;
+		max *= 2;
+	}
 	for (p->shift = 0; (max * p->scale) >> p->shift > 512; p->shift++)
 		;
 	ref_conv_run(p, self->in, v->int32, self->ref);
@@ -849,7 +895,9 @@ TEST_F(op, refused_settings)
 		free(self->w);
 		free(self->bias);
 		free(self->mul);
+		free(self->res);
 		free(self->ref);
+		self->res = NULL;
 		self->in = NULL;
 		self->w = NULL;
 		self->bias = NULL;
