@@ -27,6 +27,7 @@
 #include "rkaccel_npu_regs.h"
 #include "rkaccel_regs.h"
 #include "rkaccel_sim_conv.h"
+#include "rkaccel_sim_ppu.h"
 #include "rkaccel_vm.h"
 
 /* One decoded convolution task. */
@@ -702,6 +703,9 @@ u32 rkaccel_sim_conv(struct device *dev, const struct rkaccel_soc_data *soc, con
 	struct sim_conv c = { .dev = dev, .soc = soc, .regs = regs };
 	u32 err;
 
+	/* a pooling task runs the PPU alone */
+	if (op_enable & (RKNPU_BLK_PPU | RKNPU_BLK_PPU_RDMA))
+		return rkaccel_sim_ppu(dev, soc, regs, op_enable, vm, compute, work);
 	err = conv_decode(&c, op_enable);
 	if (err)
 		return err;

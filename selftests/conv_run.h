@@ -325,6 +325,67 @@ static inline void ref_conv_run(const struct ref_conv *p, const int8_t *in, bool
 	}
 }
 
+/* --- CPU reference of pooling ------------------------------------------------- */
+
+/*
+ * Max or average pooling of x[y][x][c] as datapath.rst defines it: padding
+ * is skipped by max and reads @pad_value for the average, which is
+ * (sum x recip_w x recip_h + 2^31) >> 32, saturated to int8.
+ */
+struct ref_pool {
+	uint32_t in_w, in_h, c, kw, kh, stride_x, stride_y;
+	uint32_t pad_l, pad_t, pad_r, pad_b;
+	bool max;
+	int32_t pad_value;
+	uint32_t recip_w, recip_h;
+};
+
+static inline uint32_t ref_pool_out_w(const struct ref_pool *p)
+{
+	return (p->in_w + p->pad_l + p->pad_r - p->kw) / p->stride_x + 1;
+}
+
+static inline uint32_t ref_pool_out_h(const struct ref_pool *p)
+{
+	return (p->in_h + p->pad_t + p->pad_b - p->kh) / p->stride_y + 1;
+}
+
+/* @out: [oy][ox][c]. */
+static inline void ref_pool_run(const struct ref_pool *p, const int8_t *in, int8_t *out)
+{
+	uint32_t ow = ref_pool_out_w(p), oh = ref_pool_out_h(p), ox, oy, ch, kx, ky;
+
+	for (oy = 0; oy < oh; oy++) {
+		for (ox = 0; ox < ow; ox++) {
+			for (ch = 0; ch < p->c; ch++) {
+				int64_t sum = 0;
+				int best = -128;
+
+				for (ky = 0; ky < p->kh; ky++) {
+					for (kx = 0; kx < p->kw; kx++) {
+						long y = (long)(oy * p->stride_y + ky) - (long)p->pad_t;
+						long x = (long)(ox * p->stride_x + kx) - (long)p->pad_l;
+						bool inside = y >= 0 && x >= 0 && y < (long)p->in_h &&
+							      x < (long)p->in_w;
+						int v = inside ? in[((size_t)y * p->in_w + x) * p->c + ch] :
+							p->pad_value;
+
+						if (!inside && p->max)
+							continue;
+						best = v > best ? v : best;
+						sum += v;
+					}
+				}
+				if (!p->max) {
+					sum = (sum * p->recip_w * p->recip_h + ((int64_t)1 << 31)) >> 32;
+					best = sum < -128 ? -128 : sum > 127 ? 127 : (int)sum;
+				}
+				out[((size_t)oy * ow + ox) * p->c + ch] = (int8_t)best;
+			}
+		}
+	}
+}
+
 /* Deterministic test data. */
 static inline uint32_t rkt_rand(uint64_t *state)
 {
