@@ -962,7 +962,7 @@ FIXTURE_TEARDOWN(pool)
 FIXTURE_VARIANT_ADD(pool, max2x2_s2_c17) { .w = 13, .h = 11, .c = 17, .kw = 2, .kh = 2, .s = 2,
 	.pr = 1, .pb = 1, .max = true };
 FIXTURE_VARIANT_ADD(pool, max3x3_s2_pad_c3) { .w = 13, .h = 11, .c = 3, .kw = 3, .kh = 3,
-	.s = 2, .pl = 1, .pt = 1, .pr = 1, .pb = 1, .max = true };
+	.s = 2, .pl = 1, .pt = 1, .pr = 1, .pb = 1, .max = true, .pad_value = 100 };
 FIXTURE_VARIANT_ADD(pool, avg2x2_s2_c40) { .w = 13, .h = 11, .c = 40, .kw = 2, .kh = 2,
 	.s = 2 };
 FIXTURE_VARIANT_ADD(pool, avg3x3_s1_pad_c17) { .w = 13, .h = 11, .c = 17, .kw = 3, .kh = 3,
