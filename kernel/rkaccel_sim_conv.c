@@ -9,10 +9,12 @@
  * a KxK kernel, stride 1 or 2 and zero-point padding on each side over a
  * feature map in the NC1HWC2 layout (16-channel atoms), weights in the
  * CNA's kernel-group layout, int32 accumulation, then in the DPU an
- * optional per-channel int32 bias (read by DPU_RDMA), optional ReLU and the
- * OUT_CVT requantization ((acc * scale + round) >> shift) + offset,
- * saturated to int8 or int32. Memory is reached only through the address
- * space's page table: a hole faults as DMA_READ_ERROR / DMA_WRITE_ERROR.
+ * optional per-channel int32 bias and multiplier (read by DPU_RDMA),
+ * optional ReLU, an optional element-wise add of an int8 tensor (ERDMA) and
+ * the OUT_CVT requantization ((acc * scale + round) >> shift) + offset,
+ * saturated to int8 or int32. Pooling tasks go to rkaccel_sim_ppu.c. Memory
+ * is reached only through the address space's page table: a hole faults as
+ * DMA_READ_ERROR / DMA_WRITE_ERROR.
  */
 
 #include <asm/byteorder.h>
