@@ -911,6 +911,19 @@ TEST_F(op, refused_settings)
 	}
 }
 
+/* The added tensor and the biases are read through the page table too. */
+TEST_F(op, unmapped_operands_fault)
+{
+	if (!variant->add)
+		SKIP(return, "only a variant with an added tensor");
+	ASSERT_EQ(0, op_setup_run(self, variant, 3));
+	op_set_reg(&self->b, RKNPU_RDMA_EW_BASE_ADDR, 0xfff00000);
+	EXPECT_EQ(-EIO, op_exec(self->e.fd, self->e.ctx, &self->b));
+	op_set_reg(&self->b, RKNPU_RDMA_EW_BASE_ADDR, (uint32_t)self->b.res.npu_addr);
+	op_set_reg(&self->b, RKNPU_RDMA_BS_BASE_ADDR, 0xfff00000);
+	EXPECT_EQ(-EIO, op_exec(self->e.fd, self->e.ctx, &self->b));
+}
+
 /* The timing model counts the MACs of the real operation, padding taps included. */
 TEST_F(op, mac_time_follows_clock)
 {
@@ -1071,6 +1084,19 @@ TEST_F(pool, bit_exact)
 				bad = (long)pix * variant->c + ch;
 	EXPECT_EQ(-1, bad) TH_LOG("pixel %ld channel %ld differs", bad / (long)variant->c,
 				  bad % (long)variant->c);
+}
+
+/* Pooling reads and writes through the page table: holes and weights fault. */
+TEST_F(pool, unmapped_or_read_only_faults)
+{
+	if (!variant->max || variant->pl)
+		SKIP(return, "one variant is enough");
+	ASSERT_EQ(0, pool_prepare(self, variant));
+	op_set_reg(&self->b, RKNPU_PPU_RDMA_SRC_BASE_ADDR, 0xfff00000);
+	EXPECT_EQ(-EIO, op_exec(self->e.fd, self->e.ctx, &self->b));
+	op_set_reg(&self->b, RKNPU_PPU_RDMA_SRC_BASE_ADDR, (uint32_t)self->b.in.npu_addr);
+	op_set_reg(&self->b, RKNPU_PPU_DST_BASE_ADDR, (uint32_t)self->b.wt.npu_addr);
+	EXPECT_EQ(-EIO, op_exec(self->e.fd, self->e.ctx, &self->b));
 }
 
 /* A window size the output size does not follow from is refused. */
