@@ -94,6 +94,8 @@
 #define RKNPU_CNA_FC_CON0		0x1060
 #define RKNPU_CNA_FC_CON1		0x1064
 #define RKNPU_CNA_PAD_CON0		0x1068
+#define   RKNPU_PAD_CON0_LEFT			0x000000f0
+#define   RKNPU_PAD_CON0_TOP			0x0000000f
 #define RKNPU_CNA_FEATURE_DATA_ADDR	0x1070
 #define RKNPU_CNA_FC_CON2		0x1074
 #define RKNPU_CNA_DMA_CON0		0x1078
@@ -107,7 +109,7 @@
 #define RKNPU_CNA_DCOMP_REGNUM		0x1104
 #define RKNPU_CNA_DCOMP_ADDR0		0x1110
 #define RKNPU_CNA_CVT_CON5		0x1180
-#define RKNPU_CNA_PAD_CON1		0x1184
+#define RKNPU_CNA_PAD_CON1		0x1184	/* pad value, a sign-extended int8 */
 
 /* CORE: the MAC array. */
 #define RKNPU_CORE_MISC_CFG		0x3010
@@ -153,6 +155,10 @@
 #define   RKNPU_BS_CFG_BYPASS			0x00000001
 #define RKNPU_DPU_BS_ALU_CFG		0x4044
 #define RKNPU_DPU_BS_MUL_CFG		0x4048
+#define   RKNPU_BS_MUL_CFG_OPERAND		0xffff0000
+#define   RKNPU_BS_MUL_CFG_SHIFT		0x00003f00
+#define   RKNPU_BS_MUL_CFG_TRUNCATE_SRC		0x00000002
+#define   RKNPU_BS_MUL_CFG_SRC			0x00000001
 #define RKNPU_DPU_BS_RELUX_CMP		0x404c
 #define RKNPU_DPU_BS_OW_CFG		0x4050
 #define RKNPU_DPU_BS_OW_OP		0x4054
@@ -161,6 +167,17 @@
 #define RKNPU_DPU_WDMA_SIZE_1		0x405c
 #define RKNPU_DPU_BN_CFG		0x4060
 #define RKNPU_DPU_EW_CFG		0x4070
+#define   RKNPU_EW_CFG_RELU_BYPASS		0x00000200
+/*
+ * EW_CFG of an int8 tensor added from memory (CVT_TYPE, DATA_MODE 1,
+ * EDATA_SIZE 1, ALU algo add, LUT bypassed, operand from memory), ReLU aside.
+ */
+#define   RKNPU_EW_CFG_ADD_INT8			0x904200c0
+#define RKNPU_DPU_EW_CVT_OFFSET		0x4074
+#define RKNPU_DPU_EW_CVT_SCALE		0x4078
+#define   RKNPU_EW_CVT_TRUNCATE			0xffc00000
+#define   RKNPU_EW_CVT_SHIFT			0x003f0000
+#define   RKNPU_EW_CVT_SCALE_MASK		0x0000ffff
 #define RKNPU_DPU_OUT_CVT_OFFSET	0x4080
 #define RKNPU_DPU_OUT_CVT_SCALE		0x4084
 #define   RKNPU_OUT_CVT_SCALE_FP32TOFP16	0x00010000
@@ -171,6 +188,48 @@
 #define   RKNPU_OUT_CVT_SHIFT_MINUS_EXP		0x000ff000
 #define   RKNPU_OUT_CVT_SHIFT_MASK		0x00000fff
 #define RKNPU_DPU_SURFACE_ADD		0x40c0
+
+/* PPU: pooling from memory (PPU_RDMA) to memory. */
+#define RKNPU_TGT_PPU			0x4001
+#define RKNPU_TGT_PPU_RDMA		0x8001
+#define RKNPU_PPU_CUBE_IN_WIDTH		0x600c
+#define RKNPU_PPU_CUBE_IN_HEIGHT	0x6010
+#define RKNPU_PPU_CUBE_IN_CHANNEL	0x6014
+#define RKNPU_PPU_CUBE_OUT_WIDTH	0x6018
+#define RKNPU_PPU_CUBE_OUT_HEIGHT	0x601c
+#define RKNPU_PPU_CUBE_OUT_CHANNEL	0x6020
+#define   RKNPU_PPU_CUBE_MASK			0x00001fff
+#define RKNPU_PPU_OPERATION_MODE_CFG	0x6024
+#define   RKNPU_PPU_MODE_FLYING			0x00000010
+#define   RKNPU_PPU_MODE_METHOD			0x00000003
+#define RKNPU_PPU_POOLING_KERNEL_CFG	0x6034
+#define   RKNPU_PPU_KERNEL_STRIDE_HEIGHT	0x00f00000
+#define   RKNPU_PPU_KERNEL_STRIDE_WIDTH		0x000f0000
+#define   RKNPU_PPU_KERNEL_HEIGHT		0x00000f00
+#define   RKNPU_PPU_KERNEL_WIDTH		0x0000000f
+#define RKNPU_PPU_RECIP_KERNEL_WIDTH	0x6038
+#define RKNPU_PPU_RECIP_KERNEL_HEIGHT	0x603c
+#define   RKNPU_PPU_RECIP_MASK			0x0001ffff
+#define RKNPU_PPU_POOLING_PADDING_CFG	0x6040
+#define   RKNPU_PPU_PAD_BOTTOM			0x00007000
+#define   RKNPU_PPU_PAD_RIGHT			0x00000700
+#define   RKNPU_PPU_PAD_TOP			0x00000070
+#define   RKNPU_PPU_PAD_LEFT			0x00000007
+#define RKNPU_PPU_PADDING_VALUE_1	0x6044
+#define RKNPU_PPU_PADDING_VALUE_2	0x6048
+#define RKNPU_PPU_DST_BASE_ADDR		0x6070
+#define RKNPU_PPU_DST_SURF_STRIDE	0x607c
+#define RKNPU_PPU_DATA_FORMAT		0x6084
+#define RKNPU_PPU_RDMA_CUBE_IN_WIDTH	0x700c
+#define RKNPU_PPU_RDMA_CUBE_IN_HEIGHT	0x7010
+#define RKNPU_PPU_RDMA_CUBE_IN_CHANNEL	0x7014
+#define RKNPU_PPU_RDMA_SRC_BASE_ADDR	0x701c
+#define RKNPU_PPU_RDMA_SRC_LINE_STRIDE	0x7024
+#define RKNPU_PPU_RDMA_SRC_SURF_STRIDE	0x7028
+#define RKNPU_PPU_RDMA_DATA_FORMAT	0x7030
+/* OPERATION_MODE_CFG.POOLING_METHOD (NVDLA PDP's encoding). */
+#define RKNPU_POOL_AVERAGE		0
+#define RKNPU_POOL_MAX			1
 
 /* Shared by BS_CFG, BN_CFG and EW_CFG: bit 0 bypasses the whole stage. */
 #define RKNPU_STAGE_BYPASS		0x00000001
@@ -184,9 +243,16 @@
 #define RKNPU_RDMA_DATA_CUBE_CHANNEL	0x5014
 #define RKNPU_RDMA_BRDMA_CFG		0x501c
 #define   RKNPU_BRDMA_CFG_DATA_USE		0x0000001e
+/* BRDMA DATA_USE: the ALU operand (bias) only, or ALU and MUL operands. */
+#define RKNPU_BRDMA_USE_ALU		1
+#define RKNPU_BRDMA_USE_BOTH		2
 #define RKNPU_RDMA_BS_BASE_ADDR		0x5020
 #define RKNPU_RDMA_ERDMA_CFG		0x5034
 #define   RKNPU_ERDMA_CFG_DISABLE		0x00000001
+/* ERDMA_CFG reading an int8 tensor: DATA_MODE 1, DATA_SIZE 1 (Mesa's add). */
+#define   RKNPU_ERDMA_CFG_INT8			0x40000004
+#define RKNPU_RDMA_EW_BASE_ADDR		0x5038
+#define RKNPU_RDMA_EW_SURF_STRIDE	0x5040
 #define RKNPU_RDMA_FEATURE_MODE_CFG	0x5044
 #define   RKNPU_RDMA_FEATURE_MRDMA_DISABLE	0x00000010
 #define RKNPU_RDMA_WEIGHT		0x5068
@@ -194,6 +260,9 @@
 /* Precision codes of the *_PRECISION fields. */
 #define RKNPU_PRECISION_INT8		0
 #define RKNPU_PRECISION_INT32		4
+
+/* CONV_CON1.CONV_MODE and DPU FEATURE_MODE_CFG.CONV_MODE: depthwise. */
+#define RKNPU_CONV_MODE_DEPTHWISE	3
 
 /* DPU FEATURE_MODE_CFG.OUTPUT_MODE: write the result to memory. */
 #define RKNPU_OUTPUT_MODE_MEMORY	2
@@ -208,15 +277,17 @@
 #define RKNPU_CHANNEL_ALIGN		16
 
 /*
- * Byte offset of weight (kernel @n, input channel @c) in the weight layout
- * the CNA fetches for a 1x1 convolution of @kernels kernels over
- * @channels_padded input channels: groups of 32 kernels, each split into
- * blocks of 32 input channels (the last block may be 16 wide), each block
- * kernel-major.
+ * Byte offset of weight (kernel @n, input channel @c, kernel position @pos
+ * of @taps = width x height, row-major) in the layout the CNA fetches for
+ * @kernels kernels over @channels_padded input channels: groups of 32
+ * kernels, each split into blocks of 32 input channels (the last block may
+ * be 16 wide), each block position-major then kernel-major. A depthwise
+ * convolution uses it with one kernel: blocks of 32 channels, position-major.
  */
-static inline unsigned int rknpu_weight_offset(unsigned int n, unsigned int c,
-					       unsigned int kernels,
-					       unsigned int channels_padded)
+static inline unsigned int rknpu_weight_offset_kxk(unsigned int n, unsigned int c,
+						   unsigned int pos, unsigned int taps,
+						   unsigned int kernels,
+						   unsigned int channels_padded)
 {
 	unsigned int group = n / RKNPU_WEIGHT_GROUP, block = c / RKNPU_WEIGHT_GROUP;
 	unsigned int group_kernels = kernels - group * RKNPU_WEIGHT_GROUP;
@@ -226,9 +297,18 @@ static inline unsigned int rknpu_weight_offset(unsigned int n, unsigned int c,
 		group_kernels = RKNPU_WEIGHT_GROUP;
 	if (block_width > RKNPU_WEIGHT_GROUP)
 		block_width = RKNPU_WEIGHT_GROUP;
-	return group * RKNPU_WEIGHT_GROUP * channels_padded +
-	       block * group_kernels * RKNPU_WEIGHT_GROUP +
-	       (n % RKNPU_WEIGHT_GROUP) * block_width + c % RKNPU_WEIGHT_GROUP;
+	return (group * RKNPU_WEIGHT_GROUP * channels_padded +
+		block * group_kernels * RKNPU_WEIGHT_GROUP) * taps +
+	       (pos * group_kernels + n % RKNPU_WEIGHT_GROUP) * block_width +
+	       c % RKNPU_WEIGHT_GROUP;
+}
+
+/* The same for a 1x1 kernel. */
+static inline unsigned int rknpu_weight_offset(unsigned int n, unsigned int c,
+					       unsigned int kernels,
+					       unsigned int channels_padded)
+{
+	return rknpu_weight_offset_kxk(n, c, 0, 1, kernels, channels_padded);
 }
 
 #endif /* _RKACCEL_NPU_REGS_H_ */

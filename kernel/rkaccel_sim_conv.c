@@ -5,13 +5,16 @@
  * The task's registers are decoded into a description of the work; every
  * setting the datapath does not implement is refused with a dmesg line that
  * names the register and the SIM_UNSUPPORTED interrupt bit, never computed
- * wrongly. What it implements: a 1x1, stride-1, int8 convolution over a
+ * wrongly. What it implements: a direct or depthwise int8 convolution with
+ * a KxK kernel, stride 1 or 2 and zero-point padding on each side over a
  * feature map in the NC1HWC2 layout (16-channel atoms), weights in the
  * CNA's kernel-group layout, int32 accumulation, then in the DPU an
- * optional per-channel int32 bias (read by DPU_RDMA), optional ReLU and the
- * OUT_CVT requantization ((acc * scale + round) >> shift) + offset,
- * saturated to int8 or int32. Memory is reached only through the address
- * space's page table: a hole faults as DMA_READ_ERROR / DMA_WRITE_ERROR.
+ * optional per-channel int32 bias and multiplier (read by DPU_RDMA),
+ * optional ReLU, an optional element-wise add of an int8 tensor (ERDMA) and
+ * the OUT_CVT requantization ((acc * scale + round) >> shift) + offset,
+ * saturated to int8 or int32. Pooling tasks go to rkaccel_sim_ppu.c. Memory
+ * is reached only through the address space's page table: a hole faults as
+ * DMA_READ_ERROR / DMA_WRITE_ERROR.
  */
 
 #include <asm/byteorder.h>
@@ -26,6 +29,7 @@
 #include "rkaccel_npu_regs.h"
 #include "rkaccel_regs.h"
 #include "rkaccel_sim_conv.h"
+#include "rkaccel_sim_ppu.h"
 #include "rkaccel_vm.h"
 
 /* One decoded convolution task. */
@@ -34,7 +38,13 @@ struct sim_conv {
 	const struct rkaccel_soc_data *soc;
 	const u32 *regs;
 
-	u32 width, height, pixels;
+	u32 width, height, pixels;	/* input */
+	u32 out_width, out_height, out_pixels;
+	u32 kw, kh, taps;		/* kernel size; taps = kw x kh */
+	u32 stride_x, stride_y;
+	u32 pad_left, pad_top;
+	s32 pad_value;
+	bool depthwise;
 	u32 channels;		/* real input channels */
 	u32 channels_padded;	/* input channels as laid out (DATAIN_CHANNEL) */
 	u32 kernels;		/* weight kernels fetched */
@@ -46,9 +56,16 @@ struct sim_conv {
 	u32 wt_addr, wt_bytes;
 	bool wt_reuse;
 	bool bias;
+	bool bs_mul;		/* per-channel multiplier after the bias */
+	u32 bs_shift;
 	u32 bias_addr;
 	u32 out_addr, out_plane;
 	u32 out_bytes;		/* bytes per output element: 1 (int8) or 4 (int32) */
+
+	bool ew;		/* EW: add an int8 tensor read by DPU_RDMA's ERDMA */
+	bool ew_relu;
+	u32 ew_addr, ew_plane, ew_scale, ew_shift;
+	s32 ew_offset;
 
 	s32 ow_op;
 	bool relu;
@@ -72,6 +89,29 @@ static u32 conv_refuse(const struct sim_conv *c, const char *name, u32 reg, cons
 /* Refuse the task, naming the register and why. */
 #define REFUSE(c, reg, why)	conv_refuse(c, #reg, RKNPU_##reg, why)
 
+static bool conv_stride_ok(u32 stride)
+{
+	return stride == 1 || stride == 2;
+}
+
+/* Direct or depthwise: CNA, CORE and DPU must agree. */
+static u32 conv_decode_kind(struct sim_conv *c)
+{
+	u32 con1 = conv_reg(c, RKNPU_CNA_CONV_CON1);
+	u32 misc = conv_reg(c, RKNPU_CORE_MISC_CFG);
+	u32 dpu_mode = CONV_FIELD(c, DPU_FEATURE_MODE_CFG, FEATURE_MODE_CONV_MODE);
+
+	if (con1 && con1 != FIELD_PREP(RKNPU_CONV_CON1_CONV_MODE, RKNPU_CONV_MODE_DEPTHWISE))
+		return REFUSE(c, CNA_CONV_CON1, "only direct or depthwise int8 convolution");
+	c->depthwise = con1;
+	if (misc & RKNPU_MISC_CFG_PROC_PRECISION ||
+	    !!(misc & RKNPU_MISC_CFG_DW_EN) != c->depthwise)
+		return REFUSE(c, CORE_MISC_CFG, "only int8; DW_EN must match CNA_CONV_CON1");
+	if (dpu_mode != (c->depthwise ? RKNPU_CONV_MODE_DEPTHWISE : 0))
+		return REFUSE(c, DPU_FEATURE_MODE_CFG, "CONV_MODE must match CNA_CONV_CON1");
+	return 0;
+}
+
 static u32 conv_decode_mode(struct sim_conv *c, u32 op_enable)
 {
 	u32 con3 = conv_reg(c, RKNPU_CNA_CONV_CON3);
@@ -83,24 +123,18 @@ static u32 conv_decode_mode(struct sim_conv *c, u32 op_enable)
 				    op_enable);
 		return RKNPU_INT_SIM_UNSUPPORTED;
 	}
-	if (conv_reg(c, RKNPU_CNA_CONV_CON1))
-		return REFUSE(c, CNA_CONV_CON1, "only direct int8 convolution");
-	if (FIELD_GET(RKNPU_CONV_CON3_STRIDE_X, con3) != 1 ||
-	    FIELD_GET(RKNPU_CONV_CON3_STRIDE_Y, con3) != 1 ||
+	c->stride_x = FIELD_GET(RKNPU_CONV_CON3_STRIDE_X, con3);
+	c->stride_y = FIELD_GET(RKNPU_CONV_CON3_STRIDE_Y, con3);
+	if (!conv_stride_ok(c->stride_x) || !conv_stride_ok(c->stride_y) ||
 	    con3 & ~(RKNPU_CONV_CON3_STRIDE_X | RKNPU_CONV_CON3_STRIDE_Y))
-		return REFUSE(c, CNA_CONV_CON3, "only stride 1, no dilation or deconvolution");
+		return REFUSE(c, CNA_CONV_CON3, "only stride 1 or 2, no dilation or deconvolution");
 	if (!(conv_reg(c, RKNPU_CNA_CVT_CON0) & RKNPU_CVT_CON0_CVT_BYPASS))
 		return REFUSE(c, CNA_CVT_CON0, "input conversion must be bypassed");
-	if (conv_reg(c, RKNPU_CNA_PAD_CON0))
-		return REFUSE(c, CNA_PAD_CON0, "no padding for a 1x1 kernel");
 	if (conv_reg(c, RKNPU_CNA_DCOMP_CTRL))
 		return REFUSE(c, CNA_DCOMP_CTRL, "compressed weights");
-	if (conv_reg(c, RKNPU_CORE_MISC_CFG) &
-	    (RKNPU_MISC_CFG_PROC_PRECISION | RKNPU_MISC_CFG_DW_EN))
-		return REFUSE(c, CORE_MISC_CFG, "only int8, not depthwise");
 	if (conv_reg(c, RKNPU_CORE_CLIP_TRUNCATE))
 		return REFUSE(c, CORE_CLIP_TRUNCATE, "accumulator truncation");
-	return 0;
+	return conv_decode_kind(c);
 }
 
 static u32 conv_decode_input(struct sim_conv *c)
@@ -120,10 +154,6 @@ static u32 conv_decode_input(struct sim_conv *c)
 		return REFUSE(c, CNA_DATA_SIZE0, "empty feature map");
 	if (c->channels_padded % RKNPU_CHANNEL_ALIGN || c->channels_padded < c->channels)
 		return REFUSE(c, CNA_DATA_SIZE1, "channels must be padded to 16");
-	if (CONV_FIELD(c, CNA_DATA_SIZE2, DATA_SIZE2_DATAOUT_WIDTH) != c->width)
-		return REFUSE(c, CNA_DATA_SIZE2, "output width must equal input width");
-	if (CONV_FIELD(c, CNA_DATA_SIZE3, DATA_SIZE3_DATAOUT_ATOMICS) != c->pixels)
-		return REFUSE(c, CNA_DATA_SIZE3, "one output atom per input pixel");
 
 	/* Line stride in 4-byte words; the surface stride counts 16 bytes past it. */
 	c->in_addr = conv_reg(c, RKNPU_CNA_FEATURE_DATA_ADDR);
@@ -140,26 +170,69 @@ static u32 conv_decode_input(struct sim_conv *c)
 	return 0;
 }
 
+/* True when some window reaches past an edge of the input. */
+static bool conv_padded(const struct sim_conv *c)
+{
+	u64 right = (u64)(c->out_width - 1) * c->stride_x + c->kw;
+	u64 bottom = (u64)(c->out_height - 1) * c->stride_y + c->kh;
+
+	return c->pad_left || c->pad_top || right > (u64)c->width + c->pad_left ||
+	       bottom > (u64)c->height + c->pad_top;
+}
+
+/* Kernel size and padding; the far side's padding follows from the output size. */
+static u32 conv_decode_window(struct sim_conv *c)
+{
+	u32 pad = conv_reg(c, RKNPU_CNA_PAD_CON0);
+	s32 pad_value = (s32)conv_reg(c, RKNPU_CNA_PAD_CON1);
+
+	c->kw = CONV_FIELD(c, CNA_WEIGHT_SIZE2, WEIGHT_SIZE2_WIDTH);
+	c->kh = CONV_FIELD(c, CNA_WEIGHT_SIZE2, WEIGHT_SIZE2_HEIGHT);
+	c->taps = c->kw * c->kh;
+	if (!c->taps)
+		return REFUSE(c, CNA_WEIGHT_SIZE2, "empty kernel");
+	c->pad_left = FIELD_GET(RKNPU_PAD_CON0_LEFT, pad);
+	c->pad_top = FIELD_GET(RKNPU_PAD_CON0_TOP, pad);
+	if (pad & ~(RKNPU_PAD_CON0_LEFT | RKNPU_PAD_CON0_TOP) ||
+	    c->pad_left >= c->kw || c->pad_top >= c->kh)
+		return REFUSE(c, CNA_PAD_CON0, "padding must be smaller than the kernel");
+
+	c->out_width = CONV_FIELD(c, CNA_DATA_SIZE2, DATA_SIZE2_DATAOUT_WIDTH);
+	c->out_height = CONV_FIELD(c, CORE_DATAOUT_SIZE_0, DATAOUT_SIZE_0_HEIGHT) + 1;
+	c->out_pixels = c->out_width * c->out_height;
+	/* every window must hold at least one pixel of the input */
+	if (!c->out_width ||
+	    (u64)(c->out_width - 1) * c->stride_x > (u64)c->width - 1 + c->pad_left)
+		return REFUSE(c, CNA_DATA_SIZE2, "output wider than the padded input");
+	if ((u64)(c->out_height - 1) * c->stride_y > (u64)c->height - 1 + c->pad_top)
+		return REFUSE(c, CORE_DATAOUT_SIZE_0, "output taller than the padded input");
+	if (CONV_FIELD(c, CNA_DATA_SIZE3, DATA_SIZE3_DATAOUT_ATOMICS) != c->out_pixels)
+		return REFUSE(c, CNA_DATA_SIZE3, "one atom per output pixel");
+	/* the pad value only matters when a window reaches past an edge */
+	if (conv_padded(c) && (pad_value < S8_MIN || pad_value > S8_MAX))
+		return REFUSE(c, CNA_PAD_CON1, "pad value must be an int8");
+	c->pad_value = pad_value;
+	return 0;
+}
+
 static u32 conv_decode_weights(struct sim_conv *c)
 {
 	u32 banks = c->soc->cbuf_size / RKNPU_CBUF_BANK_SIZE;
 	u32 data_banks = CONV_FIELD(c, CNA_CBUF_CON0, CBUF_CON0_DATA_BANK);
 	u32 wt_banks = CONV_FIELD(c, CNA_CBUF_CON0, CBUF_CON0_WEIGHT_BANK);
+	u64 per_kernel = (u64)c->taps * c->channels_padded;
 
-	if (CONV_FIELD(c, CNA_WEIGHT_SIZE2, WEIGHT_SIZE2_WIDTH) != 1 ||
-	    CONV_FIELD(c, CNA_WEIGHT_SIZE2, WEIGHT_SIZE2_HEIGHT) != 1)
-		return REFUSE(c, CNA_WEIGHT_SIZE2, "only 1x1 kernels");
 	c->kernels = CONV_FIELD(c, CNA_WEIGHT_SIZE2, WEIGHT_SIZE2_KERNELS);
 	c->wt_bytes = conv_reg(c, RKNPU_CNA_WEIGHT_SIZE0);
 	c->wt_addr = conv_reg(c, RKNPU_CNA_DCOMP_ADDR0);
 	c->wt_reuse = conv_reg(c, RKNPU_CNA_CBUF_CON0) & RKNPU_CBUF_CON0_WEIGHT_REUSE;
 
-	if (!c->kernels)
-		return REFUSE(c, CNA_WEIGHT_SIZE2, "no kernels");
-	if (CONV_FIELD(c, CNA_WEIGHT_SIZE1, WEIGHT_SIZE1_BYTES_PER_KERNEL) != c->channels_padded)
-		return REFUSE(c, CNA_WEIGHT_SIZE1, "bytes per kernel differ from the channels");
-	if ((u64)c->kernels * c->channels_padded != c->wt_bytes)
-		return REFUSE(c, CNA_WEIGHT_SIZE0, "weight bytes must be kernels x channels");
+	if (!c->kernels || (c->depthwise && c->kernels != 1))
+		return REFUSE(c, CNA_WEIGHT_SIZE2, "kernels: at least one, one when depthwise");
+	if (CONV_FIELD(c, CNA_WEIGHT_SIZE1, WEIGHT_SIZE1_BYTES_PER_KERNEL) != per_kernel)
+		return REFUSE(c, CNA_WEIGHT_SIZE1, "bytes per kernel differ from taps x channels");
+	if (c->kernels * per_kernel != c->wt_bytes)
+		return REFUSE(c, CNA_WEIGHT_SIZE0, "weight bytes must be kernels x per kernel");
 	if (!wt_banks || data_banks + wt_banks > banks ||
 	    c->wt_bytes > wt_banks * RKNPU_CBUF_BANK_SIZE)
 		return REFUSE(c, CNA_CBUF_CON0, "weights do not fit their CBUF banks");
@@ -169,22 +242,21 @@ static u32 conv_decode_weights(struct sim_conv *c)
 /* The CORE and DPU must describe the same cube the CNA feeds. */
 static u32 conv_decode_cube(struct sim_conv *c)
 {
-	u32 size0 = conv_reg(c, RKNPU_CORE_DATAOUT_SIZE_0);
+	u32 max_out = c->depthwise ? c->channels : c->kernels;
 
-	if (FIELD_GET(RKNPU_DATAOUT_SIZE_0_WIDTH, size0) + 1 != c->width ||
-	    FIELD_GET(RKNPU_DATAOUT_SIZE_0_HEIGHT, size0) + 1 != c->height)
-		return REFUSE(c, CORE_DATAOUT_SIZE_0, "output size differs from the input");
+	if (CONV_FIELD(c, CORE_DATAOUT_SIZE_0, DATAOUT_SIZE_0_WIDTH) + 1 != c->out_width)
+		return REFUSE(c, CORE_DATAOUT_SIZE_0, "output width differs from the CNA");
 	c->cube_channels = CONV_FIELD(c, DPU_DATA_CUBE_CHANNEL, CUBE_CHANNEL) + 1;
 	c->out_channels = CONV_FIELD(c, DPU_DATA_CUBE_CHANNEL, CUBE_ORIG_CHANNEL) + 1;
 	if (CONV_FIELD(c, CORE_DATAOUT_SIZE_1, DATAOUT_SIZE_1_CHANNEL) + 1 != c->cube_channels)
 		return REFUSE(c, CORE_DATAOUT_SIZE_1, "channels differ from the DPU cube");
-	if (c->out_channels > c->cube_channels || c->out_channels > c->kernels ||
-	    c->cube_channels > ALIGN(c->kernels, RKNPU_WEIGHT_GROUP))
+	if (c->out_channels > c->cube_channels || c->out_channels > max_out ||
+	    c->cube_channels > ALIGN(max_out, RKNPU_WEIGHT_GROUP))
 		return REFUSE(c, DPU_DATA_CUBE_CHANNEL, "channels do not match the kernels");
-	if (CONV_FIELD(c, DPU_DATA_CUBE_WIDTH, CUBE_SIZE) + 1 != c->width)
-		return REFUSE(c, DPU_DATA_CUBE_WIDTH, "width differs from the CNA");
-	if (CONV_FIELD(c, DPU_DATA_CUBE_HEIGHT, CUBE_SIZE) + 1 != c->height)
-		return REFUSE(c, DPU_DATA_CUBE_HEIGHT, "height differs from the CNA");
+	if (CONV_FIELD(c, DPU_DATA_CUBE_WIDTH, CUBE_SIZE) + 1 != c->out_width)
+		return REFUSE(c, DPU_DATA_CUBE_WIDTH, "width differs from the CORE");
+	if (CONV_FIELD(c, DPU_DATA_CUBE_HEIGHT, CUBE_SIZE) + 1 != c->out_height)
+		return REFUSE(c, DPU_DATA_CUBE_HEIGHT, "height differs from the CORE");
 	return 0;
 }
 
@@ -194,8 +266,8 @@ static u32 conv_decode_output(struct sim_conv *c)
 	u32 mode = conv_reg(c, RKNPU_DPU_FEATURE_MODE_CFG);
 
 	if (FIELD_GET(RKNPU_FEATURE_MODE_OUTPUT_MODE, mode) != RKNPU_OUTPUT_MODE_MEMORY ||
-	    mode & (RKNPU_FEATURE_MODE_CONV_MODE | RKNPU_FEATURE_MODE_FLYING_MODE))
-		return REFUSE(c, DPU_FEATURE_MODE_CFG, "only direct mode, output to memory");
+	    mode & RKNPU_FEATURE_MODE_FLYING_MODE)
+		return REFUSE(c, DPU_FEATURE_MODE_CFG, "only output to memory");
 	switch (FIELD_GET(RKNPU_DATA_FORMAT_OUT_PRECISION, fmt)) {
 	case RKNPU_PRECISION_INT8:
 		c->out_bytes = 1;
@@ -210,42 +282,99 @@ static u32 conv_decode_output(struct sim_conv *c)
 		return REFUSE(c, DPU_DATA_FORMAT, "only int8 input and processing");
 	c->out_addr = conv_reg(c, RKNPU_DPU_DST_BASE_ADDR);
 	c->out_plane = conv_reg(c, RKNPU_DPU_DST_SURF_STRIDE) & RKNPU_DST_SURF_STRIDE_MASK;
-	if (c->out_plane < c->pixels * RKNPU_ATOM_BYTES)
+	if (c->out_plane < (u64)c->out_pixels * RKNPU_ATOM_BYTES)
 		return REFUSE(c, DPU_DST_SURF_STRIDE, "surface stride shorter than the cube");
 	return 0;
 }
 
 /* BS: optional bias add from memory and ReLU; BN and EW must be bypassed. */
-static u32 conv_decode_post(struct sim_conv *c, u32 op_enable)
+/* BS MUL: a per-channel multiplier read with the bias, then a rounding shift. */
+static u32 conv_decode_bs_mul(struct sim_conv *c, u32 bs)
+{
+	u32 mul = conv_reg(c, RKNPU_DPU_BS_MUL_CFG);
+
+	if (bs & RKNPU_BS_CFG_MUL_BYPASS)
+		return 0;
+	if (!c->bias || mul & ~(RKNPU_BS_MUL_CFG_SHIFT | RKNPU_BS_MUL_CFG_SRC) ||
+	    !(mul & RKNPU_BS_MUL_CFG_SRC) || FIELD_GET(RKNPU_BS_MUL_CFG_SHIFT, mul) > 31)
+		return REFUSE(c, DPU_BS_MUL_CFG, "only a multiplier from memory, shift 0..31");
+	c->bs_mul = true;
+	c->bs_shift = FIELD_GET(RKNPU_BS_MUL_CFG_SHIFT, mul);
+	return 0;
+}
+
+/* BS: bias add from memory, optionally a per-channel multiplier, and ReLU. */
+static u32 conv_decode_bs(struct sim_conv *c, u32 op_enable)
 {
 	u32 bs = conv_reg(c, RKNPU_DPU_BS_CFG);
+	u32 use = CONV_FIELD(c, RDMA_BRDMA_CFG, BRDMA_CFG_DATA_USE);
+	bool mul = !(bs & RKNPU_BS_CFG_MUL_BYPASS);
+
+	if (bs & RKNPU_BS_CFG_BYPASS)
+		return 0;
+	if (bs & (RKNPU_BS_CFG_RELUX_EN | RKNPU_BS_CFG_MUL_PRELU))
+		return REFUSE(c, DPU_BS_CFG, "only bias add, multiplier and ReLU");
+	if (!(bs & RKNPU_BS_CFG_ALU_BYPASS)) {
+		if (!(bs & RKNPU_BS_CFG_ALU_SRC) ||
+		    FIELD_GET(RKNPU_BS_CFG_ALU_ALGO, bs) != RKNPU_BS_ALU_ALGO_ADD)
+			return REFUSE(c, DPU_BS_CFG, "ALU must add an operand from memory");
+		if (!(op_enable & RKNPU_BLK_DPU_RDMA) ||
+		    use != (mul ? RKNPU_BRDMA_USE_BOTH : RKNPU_BRDMA_USE_ALU))
+			return REFUSE(c, RDMA_BRDMA_CFG, "DPU_RDMA must read the BS operands");
+		c->bias = true;
+		c->bias_addr = conv_reg(c, RKNPU_RDMA_BS_BASE_ADDR);
+	}
+	c->relu = !(bs & RKNPU_BS_CFG_RELU_BYPASS);
+	return conv_decode_bs_mul(c, bs);
+}
+
+/* EW: bypassed, or an int8 tensor shaped like the output, converted and added. */
+static u32 conv_decode_ew(struct sim_conv *c, u32 op_enable)
+{
+	u32 ew = conv_reg(c, RKNPU_DPU_EW_CFG);
+	u32 erdma = conv_reg(c, RKNPU_RDMA_ERDMA_CFG);
+	u32 cvt = conv_reg(c, RKNPU_DPU_EW_CVT_SCALE);
+
+	if (ew & RKNPU_STAGE_BYPASS) {
+		if (op_enable & RKNPU_BLK_DPU_RDMA && !(erdma & RKNPU_ERDMA_CFG_DISABLE))
+			return REFUSE(c, RDMA_ERDMA_CFG, "ERDMA must be disabled when EW is");
+		return 0;
+	}
+	if ((ew & ~RKNPU_EW_CFG_RELU_BYPASS) != RKNPU_EW_CFG_ADD_INT8 || c->out_bytes != 1)
+		return REFUSE(c, DPU_EW_CFG, "only the add of an int8 tensor, int8 output");
+	if (!(op_enable & RKNPU_BLK_DPU_RDMA) || erdma != RKNPU_ERDMA_CFG_INT8)
+		return REFUSE(c, RDMA_ERDMA_CFG, "ERDMA must read the int8 tensor");
+	if (cvt & RKNPU_EW_CVT_TRUNCATE || FIELD_GET(RKNPU_EW_CVT_SHIFT, cvt) > 31)
+		return REFUSE(c, DPU_EW_CVT_SCALE, "only a scale and a shift of 0..31");
+	c->ew = true;
+	c->ew_relu = !(ew & RKNPU_EW_CFG_RELU_BYPASS);
+	c->ew_scale = cvt & RKNPU_EW_CVT_SCALE_MASK;
+	c->ew_shift = FIELD_GET(RKNPU_EW_CVT_SHIFT, cvt);
+	c->ew_offset = (s32)conv_reg(c, RKNPU_DPU_EW_CVT_OFFSET);
+	c->ew_addr = conv_reg(c, RKNPU_RDMA_EW_BASE_ADDR);
+	c->ew_plane = conv_reg(c, RKNPU_RDMA_EW_SURF_STRIDE) & RKNPU_DST_SURF_STRIDE_MASK;
+	if (c->ew_plane < (u64)c->out_pixels * RKNPU_ATOM_BYTES)
+		return REFUSE(c, RDMA_EW_SURF_STRIDE, "surface stride shorter than the cube");
+	return 0;
+}
+
+static u32 conv_decode_post(struct sim_conv *c, u32 op_enable)
+{
 	u32 scale = conv_reg(c, RKNPU_DPU_OUT_CVT_SCALE);
 	u32 shift = conv_reg(c, RKNPU_DPU_OUT_CVT_SHIFT);
+	u32 err;
 
-	if (!(bs & RKNPU_BS_CFG_BYPASS)) {
-		if (!(bs & RKNPU_BS_CFG_MUL_BYPASS) ||
-		    bs & (RKNPU_BS_CFG_RELUX_EN | RKNPU_BS_CFG_MUL_PRELU))
-			return REFUSE(c, DPU_BS_CFG, "only bias add and ReLU");
-		if (!(bs & RKNPU_BS_CFG_ALU_BYPASS)) {
-			if (!(bs & RKNPU_BS_CFG_ALU_SRC) ||
-			    FIELD_GET(RKNPU_BS_CFG_ALU_ALGO, bs) != RKNPU_BS_ALU_ALGO_ADD)
-				return REFUSE(c, DPU_BS_CFG, "ALU must add an operand from memory");
-			if (!(op_enable & RKNPU_BLK_DPU_RDMA) ||
-			    !CONV_FIELD(c, RDMA_BRDMA_CFG, BRDMA_CFG_DATA_USE))
-				return REFUSE(c, RDMA_BRDMA_CFG, "bias needs DPU_RDMA reading it");
-			c->bias = true;
-			c->bias_addr = conv_reg(c, RKNPU_RDMA_BS_BASE_ADDR);
-		}
-		c->relu = !(bs & RKNPU_BS_CFG_RELU_BYPASS);
-	}
+	err = conv_decode_bs(c, op_enable);
+	if (err)
+		return err;
 	if (!(conv_reg(c, RKNPU_DPU_BN_CFG) & RKNPU_STAGE_BYPASS))
 		return REFUSE(c, DPU_BN_CFG, "BN stage must be bypassed");
-	if (!(conv_reg(c, RKNPU_DPU_EW_CFG) & RKNPU_STAGE_BYPASS))
-		return REFUSE(c, DPU_EW_CFG, "EW stage must be bypassed");
+	err = conv_decode_ew(c, op_enable);
+	if (err)
+		return err;
 	if (op_enable & RKNPU_BLK_DPU_RDMA &&
-	    (!(conv_reg(c, RKNPU_RDMA_ERDMA_CFG) & RKNPU_ERDMA_CFG_DISABLE) ||
-	     !(conv_reg(c, RKNPU_RDMA_FEATURE_MODE_CFG) & RKNPU_RDMA_FEATURE_MRDMA_DISABLE)))
-		return REFUSE(c, RDMA_ERDMA_CFG, "DPU_RDMA may only read the bias");
+	    !(conv_reg(c, RKNPU_RDMA_FEATURE_MODE_CFG) & RKNPU_RDMA_FEATURE_MRDMA_DISABLE))
+		return REFUSE(c, RDMA_FEATURE_MODE_CFG, "MRDMA must be disabled");
 
 	if (scale & ~RKNPU_OUT_CVT_SCALE_MASK)
 		return REFUSE(c, DPU_OUT_CVT_SCALE, "fp16 conversion");
@@ -266,6 +395,8 @@ static u32 conv_decode(struct sim_conv *c, u32 op_enable)
 	if (!err)
 		err = conv_decode_input(c);
 	if (!err)
+		err = conv_decode_window(c);
+	if (!err)
 		err = conv_decode_weights(c);
 	if (!err)
 		err = conv_decode_cube(c);
@@ -285,8 +416,11 @@ static u64 conv_traffic(const struct sim_conv *c)
 	if (!c->wt_reuse)
 		bytes += c->wt_bytes;
 	if (c->bias)
-		bytes += c->out_channels * sizeof(u32);
-	return bytes + (u64)out_planes * c->pixels * RKNPU_ATOM_BYTES;
+		bytes += c->out_channels * sizeof(u32) * (c->bs_mul ? 2 : 1);
+	if (c->ew)
+		bytes += (u64)DIV_ROUND_UP(c->out_channels, RKNPU_ATOM_BYTES) * c->out_pixels *
+			 RKNPU_ATOM_BYTES;
+	return bytes + (u64)out_planes * c->out_pixels * RKNPU_ATOM_BYTES;
 }
 
 /* Feature map -> x[pixel][channel]; returns 0 or -EFAULT. */
@@ -314,70 +448,144 @@ static int conv_fetch_input(const struct sim_conv *c, struct rkaccel_vm *vm, s8 
 	return 0;
 }
 
-/* Weight layout -> w[kernel][channel] for the kernels that produce output. */
+/* Channels one kernel reads: all of them, or its own one when depthwise. */
+static u32 conv_kernel_channels(const struct sim_conv *c)
+{
+	return c->depthwise ? 1 : c->channels;
+}
+
+/* Weight layout -> w[kernel][tap][channel] for the kernels that produce output. */
 static int conv_fetch_weights(const struct sim_conv *c, struct rkaccel_vm *vm, s8 *w, u8 *raw)
 {
-	u32 n, ch;
+	u32 kc = conv_kernel_channels(c);
+	u32 n, t, ch;
 
 	if (rkaccel_vm_read(vm, c->wt_addr, raw, c->wt_bytes))
 		return -EFAULT;
-	for (n = 0; n < c->out_channels; n++)
-		for (ch = 0; ch < c->channels; ch++)
-			w[(size_t)n * c->channels + ch] =
-				(s8)raw[rknpu_weight_offset(n, ch, c->kernels, c->channels_padded)];
+	for (n = 0; n < c->out_channels; n++) {
+		for (t = 0; t < c->taps; t++) {
+			for (ch = 0; ch < kc; ch++) {
+				u32 off = c->depthwise ?
+					rknpu_weight_offset_kxk(0, n, t, c->taps, 1,
+								c->channels_padded) :
+					rknpu_weight_offset_kxk(n, ch, t, c->taps, c->kernels,
+								c->channels_padded);
+
+				w[((size_t)n * c->taps + t) * kc + ch] = (s8)raw[off];
+			}
+		}
+	}
 	return 0;
 }
 
-static int conv_fetch_bias(const struct sim_conv *c, struct rkaccel_vm *vm, s32 *bias)
+/* BS operands per channel: bias, or (bias, multiplier) pairs -> bias[], mul[]. */
+static int conv_fetch_bias(const struct sim_conv *c, struct rkaccel_vm *vm, s32 *bias,
+			   __le32 *raw)
 {
-	__le32 *raw = (__le32 *)bias;
-	u32 n;
+	u32 words = c->bs_mul ? 2 : 1, n;
+	s32 *mul = bias + c->out_channels;
 
 	if (!c->bias)
 		return 0;
-	if (rkaccel_vm_read(vm, c->bias_addr, raw, c->out_channels * sizeof(*raw)))
+	if (rkaccel_vm_read(vm, c->bias_addr, raw, (size_t)c->out_channels * words * 4))
 		return -EFAULT;
-	for (n = 0; n < c->out_channels; n++)
-		bias[n] = (s32)le32_to_cpu(raw[n]);
+	for (n = 0; n < c->out_channels; n++) {
+		bias[n] = (s32)le32_to_cpu(raw[n * words]);
+		mul[n] = c->bs_mul ? (s16)le32_to_cpu(raw[n * words + 1]) : 1;
+	}
 	return 0;
 }
 
-/* Accumulator -> output value: bias, ReLU, OUT_CVT, saturation. */
-static s64 conv_post(const struct sim_conv *c, s64 acc, s32 bias)
+static s64 conv_round_shift(s64 v, u32 shift)
 {
-	acc += bias;
+	return shift ? (v + (1LL << (shift - 1))) >> shift : v;
+}
+
+/* EW: the converted operand added, int32 saturation, then EW's ReLU. */
+static s64 conv_ew(const struct sim_conv *c, s64 acc, s8 e)
+{
+	acc += conv_round_shift(((s64)e + c->ew_offset) * c->ew_scale, c->ew_shift);
+	acc = clamp_t(s64, acc, S32_MIN, S32_MAX);
+	return c->ew_relu && acc < 0 ? 0 : acc;
+}
+
+/* Accumulator -> output value: BS, EW (@e, when on), OUT_CVT, saturation. */
+static s64 conv_post(const struct sim_conv *c, s64 acc, const s32 *bias, u32 n, s8 e)
+{
+	if (c->bias)
+		acc += bias[n];
+	if (c->bs_mul) {
+		acc = conv_round_shift(acc * bias[c->out_channels + n], c->bs_shift);
+		acc = clamp_t(s64, acc, S32_MIN, S32_MAX);	/* the stage's output is 32-bit */
+	}
 	if (c->relu && acc < 0)
 		acc = 0;
-	acc *= c->cvt_scale;
-	if (c->cvt_shift)
-		acc = (acc + (1LL << (c->cvt_shift - 1))) >> c->cvt_shift;
-	acc += c->cvt_offset;
+	if (c->ew)
+		acc = conv_ew(c, acc, e);
+	acc = conv_round_shift(acc * c->cvt_scale, c->cvt_shift) + c->cvt_offset;
 	if (c->out_bytes == 1)
 		return clamp_t(s64, acc, S8_MIN, S8_MAX);
 	return clamp_t(s64, acc, S32_MIN, S32_MAX);
 }
 
-static s64 conv_dot(const struct sim_conv *c, const s8 *x, const s8 *w)
+/* One tap: @kc input values (or the pad value when @x is NULL) times @kc weights. */
+static void conv_tap(const struct sim_conv *c, const s8 *x, const s8 *w, u32 kc,
+		     s64 *dot, s64 *sum)
 {
-	s32 dot = 0, sum = 0;
+	s32 d = 0, s = 0;	/* kc <= 2^14: int8 x int8 sums fit */
 	u32 i;
 
-	for (i = 0; i < c->channels; i++) {
-		dot += x[i] * w[i];
-		sum += x[i];
+	if (!x) {
+		for (i = 0; i < kc; i++)
+			d += w[i];
+		*dot += (s64)d * c->pad_value;
+		*sum += (s64)kc * c->pad_value;
+		return;
 	}
-	return dot + (s64)c->ow_op * sum;
+	for (i = 0; i < kc; i++) {
+		d += x[i] * w[i];
+		s += x[i];
+	}
+	*dot += d;
+	*sum += s;
 }
 
-/* Compute one output plane (16 bytes per pixel) into @buf. */
+/* Accumulator of kernel @n at output pixel (@ox, @oy), before the DPU. */
+static s64 conv_window(const struct sim_conv *c, const s8 *x, const s8 *w, u32 n,
+		       u32 ox, u32 oy)
+{
+	u32 kc = conv_kernel_channels(c);
+	u32 first = c->depthwise ? n : 0;
+	s64 dot = 0, sum = 0;
+	u32 ky, kx;
+
+	w += (size_t)n * c->taps * kc;
+	for (ky = 0; ky < c->kh; ky++) {
+		s64 iy = (s64)oy * c->stride_y - c->pad_top + ky;
+
+		for (kx = 0; kx < c->kw; kx++, w += kc) {
+			s64 ix = (s64)ox * c->stride_x - c->pad_left + kx;
+			const s8 *px = NULL;
+
+			if (iy >= 0 && iy < c->height && ix >= 0 && ix < c->width)
+				px = x + ((size_t)iy * c->width + ix) * c->channels + first;
+			conv_tap(c, px, w, kc, &dot, &sum);
+		}
+	}
+	return dot + c->ow_op * sum;
+}
+
+/* Compute one output plane (16 bytes per output pixel) into @buf; @ew: EW's plane. */
 static void conv_plane(const struct sim_conv *c, u32 plane, const s8 *x, const s8 *w,
-		       const s32 *bias, u8 *buf)
+		       const s32 *bias, const u8 *ew, u8 *buf)
 {
 	u32 per_atom = RKNPU_ATOM_BYTES / c->out_bytes;
 	u32 pix, j;
 
-	memset(buf, 0, (size_t)c->pixels * RKNPU_ATOM_BYTES);
-	for (pix = 0; pix < c->pixels; pix++) {
+	memset(buf, 0, (size_t)c->out_pixels * RKNPU_ATOM_BYTES);
+	for (pix = 0; pix < c->out_pixels; pix++) {
+		u32 ox = pix % c->out_width, oy = pix / c->out_width;
+
 		for (j = 0; j < per_atom; j++) {
 			u32 n = plane * per_atom + j;
 			u8 *dst = buf + (size_t)pix * RKNPU_ATOM_BYTES + j * c->out_bytes;
@@ -385,9 +593,8 @@ static void conv_plane(const struct sim_conv *c, u32 plane, const s8 *x, const s
 
 			if (n >= c->out_channels)
 				break;
-			v = conv_post(c, conv_dot(c, x + (size_t)pix * c->channels,
-						  w + (size_t)n * c->channels),
-				      c->bias ? bias[n] : 0);
+			v = conv_post(c, conv_window(c, x, w, n, ox, oy), bias, n,
+				      (s8)ew[(size_t)pix * RKNPU_ATOM_BYTES + j]);
 			if (c->out_bytes == 1)
 				*dst = (u8)(s8)v;
 			else
@@ -401,7 +608,9 @@ struct conv_bufs {
 	s8 *x;
 	s8 *w;
 	u8 *raw;
-	s32 *bias;
+	s32 *bias;		/* biases, then multipliers */
+	__le32 *bs_raw;
+	u8 *ew;
 	u8 *out;
 };
 
@@ -411,6 +620,8 @@ static void conv_bufs_free(struct conv_bufs *b)
 	kvfree(b->w);
 	kvfree(b->raw);
 	kvfree(b->bias);
+	kvfree(b->bs_raw);
+	kvfree(b->ew);
 	kvfree(b->out);
 }
 
@@ -419,15 +630,27 @@ static int conv_bufs_alloc(const struct sim_conv *c, struct conv_bufs *b)
 	size_t raw = max_t(size_t, c->wt_bytes, c->width * RKNPU_ATOM_BYTES);
 
 	b->x = kvmalloc_array(c->pixels, c->channels, GFP_KERNEL);
-	b->w = kvmalloc_array(c->out_channels, c->channels, GFP_KERNEL);
+	b->w = kvmalloc_array((size_t)c->out_channels * c->taps, conv_kernel_channels(c),
+			      GFP_KERNEL);
 	b->raw = kvmalloc(raw, GFP_KERNEL);
-	b->bias = kvmalloc_array(c->out_channels, sizeof(s32), GFP_KERNEL);
-	b->out = kvmalloc_array(c->pixels, RKNPU_ATOM_BYTES, GFP_KERNEL);
-	if (!b->x || !b->w || !b->raw || !b->bias || !b->out) {
+	b->bias = kvmalloc_array(c->out_channels, 2 * sizeof(s32), GFP_KERNEL);
+	b->bs_raw = kvmalloc_array(c->out_channels, 2 * sizeof(__le32), GFP_KERNEL);
+	b->ew = kvcalloc(c->out_pixels, RKNPU_ATOM_BYTES, GFP_KERNEL);
+	b->out = kvmalloc_array(c->out_pixels, RKNPU_ATOM_BYTES, GFP_KERNEL);
+	if (!b->x || !b->w || !b->raw || !b->bias || !b->bs_raw || !b->ew || !b->out) {
 		conv_bufs_free(b);
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+/* EW's plane @p (channels of output plane @p) when it holds real channels. */
+static int conv_fetch_ew(const struct sim_conv *c, struct rkaccel_vm *vm, u32 p, u8 *buf)
+{
+	if (!c->ew || p * RKNPU_ATOM_BYTES >= c->out_channels)
+		return 0;
+	return rkaccel_vm_read(vm, (u64)c->ew_addr + (u64)p * c->ew_plane, buf,
+			       (size_t)c->out_pixels * RKNPU_ATOM_BYTES) ? -EFAULT : 0;
 }
 
 static u32 conv_execute(const struct sim_conv *c, struct rkaccel_vm *vm)
@@ -440,16 +663,20 @@ static u32 conv_execute(const struct sim_conv *c, struct rkaccel_vm *vm)
 		return RKNPU_INT_DMA_READ_ERROR;	/* the task cannot run: fail it */
 
 	if (conv_fetch_input(c, vm, b.x, b.raw) || conv_fetch_weights(c, vm, b.w, b.raw) ||
-	    conv_fetch_bias(c, vm, b.bias)) {
+	    conv_fetch_bias(c, vm, b.bias, b.bs_raw)) {
 		err = RKNPU_INT_DMA_READ_ERROR;
 		goto out;
 	}
 	for (p = 0; p < planes; p++) {
 		u64 addr = (u64)c->out_addr + (u64)p * c->out_plane;
 
-		conv_plane(c, p, b.x, b.w, b.bias, b.out);
+		if (conv_fetch_ew(c, vm, p, b.ew)) {
+			err = RKNPU_INT_DMA_READ_ERROR;
+			goto out;
+		}
+		conv_plane(c, p, b.x, b.w, b.bias, b.ew, b.out);
 		cond_resched();
-		if (rkaccel_vm_write(vm, addr, b.out, (size_t)c->pixels * RKNPU_ATOM_BYTES)) {
+		if (rkaccel_vm_write(vm, addr, b.out, (size_t)c->out_pixels * RKNPU_ATOM_BYTES)) {
 			err = RKNPU_INT_DMA_WRITE_ERROR;
 			goto out;
 		}
@@ -478,10 +705,14 @@ u32 rkaccel_sim_conv(struct device *dev, const struct rkaccel_soc_data *soc, con
 	struct sim_conv c = { .dev = dev, .soc = soc, .regs = regs };
 	u32 err;
 
+	/* a pooling task runs the PPU alone */
+	if (op_enable & (RKNPU_BLK_PPU | RKNPU_BLK_PPU_RDMA))
+		return rkaccel_sim_ppu(dev, soc, regs, op_enable, vm, compute, work);
 	err = conv_decode(&c, op_enable);
 	if (err)
 		return err;
-	work->macs = (u64)c.pixels * c.channels * c.out_channels;
+	/* the MACs of the real operation, padding taps included */
+	work->macs = (u64)c.out_pixels * c.out_channels * c.taps * conv_kernel_channels(&c);
 	work->bytes = conv_traffic(&c);
 	return compute ? conv_execute(&c, vm) : 0;
 }
