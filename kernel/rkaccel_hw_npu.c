@@ -128,6 +128,8 @@ static int rkaccel_hw_npu_probe(struct platform_device *pdev)
 	ret = dma_coerce_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
 	if (ret)
 		return ret;
+	/* a BO's pages merge into segments far above the 64 KiB default */
+	dma_set_max_seg_size(&pdev->dev, UINT_MAX);
 
 	rdev = rkaccel_device_create(&pdev->dev, npu->soc,
 				     npu->cores[0]->ext ? DRM_RKACCEL_BACKEND_SIM :
