@@ -65,12 +65,16 @@ kerneldoc() {
 }
 
 # Man pages: groff with every warning on must have nothing to say.
+# A ".so man3/x.3" alias resolves as it will when installed: man3 -> here.
 manlint() {
-	local f out rc=0
+	local f out rc=0 root
+	root=$(mktemp -d)
+	ln -s "$top/Documentation/man" "$root/man3"
 	for f in "$@"; do
-		out=$(groff -man -ww -z "$f" 2>&1)
+		out=$(groff -man -ww -z -I "$root" "$f" 2>&1)
 		[ -z "$out" ] || { echo "$f: $out"; rc=1; }
 	done
+	rm -rf "$root"
 	return $rc
 }
 
