@@ -69,13 +69,35 @@ static inline void conv_run_free(int fd, struct conv_run *r)
 	r->prog = NULL;
 }
 
+/* Submit one job on @ctx and wait: 0, or the fence's error / -errno. */
+static inline int conv_submit_wait(int fd, uint32_t ctx, const struct drm_rkaccel_task *tasks,
+				   uint32_t ntasks, const struct drm_rkaccel_submit_bo *bos,
+				   uint32_t nbos)
+{
+	uint32_t sync;
+	int ret, status;
+
+	ret = rkt_syncobj_create(fd, &sync);
+	if (ret)
+		return ret;
+	ret = rkt_submit(fd, ctx, tasks, ntasks, bos, nbos, NULL, 0, sync, 0);
+	if (!ret)
+		ret = rkt_syncobj_wait(fd, sync, rkt_deadline_ms(20000));
+	if (!ret) {
+		ret = rkt_syncobj_status(fd, sync, &status);
+		if (!ret && status < 0)
+			ret = status;
+	}
+	drmSyncobjDestroy(fd, sync);
+	return ret;
+}
+
 /* Submit one inference on @ctx and wait: 0, or the fence's error / -errno. */
 static inline int conv_run_exec(int fd, uint32_t ctx, struct conv_run *r)
 {
 	struct drm_rkaccel_task tasks[CONV_MAX_STARTS];
 	struct drm_rkaccel_submit_bo bos[RKACCEL_BUF_COUNT];
-	uint32_t i, nbos = 0, sync;
-	int ret, status;
+	uint32_t i, nbos = 0;
 
 	for (i = 0; i < r->nstarts; i++)
 		tasks[i] = (struct drm_rkaccel_task){ .regcmd_addr = r->starts[i].regcmd_addr,
@@ -88,19 +110,7 @@ static inline int conv_run_exec(int fd, uint32_t ctx, struct conv_run *r)
 		bos[nbos++].flags = i == RKACCEL_BUF_OUTPUT || i == RKACCEL_BUF_INTERNAL ?
 				    DRM_RKACCEL_SUBMIT_BO_WRITE : 0;
 	}
-	ret = rkt_syncobj_create(fd, &sync);
-	if (ret)
-		return ret;
-	ret = rkt_submit(fd, ctx, tasks, r->nstarts, bos, nbos, NULL, 0, sync, 0);
-	if (!ret)
-		ret = rkt_syncobj_wait(fd, sync, rkt_deadline_ms(20000));
-	if (!ret) {
-		ret = rkt_syncobj_status(fd, sync, &status);
-		if (!ret && status < 0)
-			ret = status;
-	}
-	drmSyncobjDestroy(fd, sync);
-	return ret;
+	return conv_submit_wait(fd, ctx, tasks, r->nstarts, bos, nbos);
 }
 
 /* Write row-major @in into the input BO. */

@@ -656,22 +656,8 @@ static int op_exec(int fd, uint32_t ctx, struct op_bufs *b)
 		{ .handle = b->out.handle, .flags = DRM_RKACCEL_SUBMIT_BO_WRITE },
 		{ .handle = b->res.handle },
 	};
-	uint32_t sync;
-	int ret, status;
 
-	ret = rkt_syncobj_create(fd, &sync);
-	if (ret)
-		return ret;
-	ret = rkt_submit(fd, ctx, &task, 1, bos, b->res.handle ? 5 : 4, NULL, 0, sync, 0);
-	if (!ret)
-		ret = rkt_syncobj_wait(fd, sync, rkt_deadline_ms(20000));
-	if (!ret) {
-		ret = rkt_syncobj_status(fd, sync, &status);
-		if (!ret && status < 0)
-			ret = status;
-	}
-	drmSyncobjDestroy(fd, sync);
-	return ret;
+	return conv_submit_wait(fd, ctx, &task, 1, bos, b->res.handle ? 5 : 4);
 }
 
 /* Device output planes -> row-major [pixel][n]; index of the first mismatch or -1. */

@@ -68,17 +68,24 @@ static struct figure *fig_find(struct bench *b, const char *key, bool create)
 	return &b->fig[b->nfig++];
 }
 
+/* The figure whose name @fmt formats, made when @create. */
+static struct figure *fig_vfind(struct bench *b, bool create, const char *fmt, va_list ap)
+{
+	char key[48];
+
+	vsnprintf(key, sizeof(key), fmt, ap);
+	return fig_find(b, key, create);
+}
+
 /* Add this round's @value of the figure named by @fmt. */
 static void figure(struct bench *b, double value, const char *fmt, ...)
 {
 	struct figure *f;
-	char key[48];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(key, sizeof(key), fmt, ap);
+	f = fig_vfind(b, true, fmt, ap);
 	va_end(ap);
-	f = fig_find(b, key, true);
 	if (f && f->n < MAX_ROUNDS)
 		f->v[f->n++] = value;
 }
@@ -87,13 +94,11 @@ static void figure(struct bench *b, double value, const char *fmt, ...)
 static void figure_ideal(struct bench *b, double ideal, const char *fmt, ...)
 {
 	struct figure *f;
-	char key[48];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(key, sizeof(key), fmt, ap);
+	f = fig_vfind(b, false, fmt, ap);
 	va_end(ap);
-	f = fig_find(b, key, false);
 	if (f)
 		f->ideal = ideal;
 }
