@@ -14,9 +14,11 @@ build=${BUILD:-$top/build}
 logs=$build/logs
 rc=0
 
-rm -f "$logs"/*.result
+rm -f "$logs"/*.result "$logs"/*.failures
 scripts=$top/scripts
-"$scripts/check-host.sh" || rc=1
+mkdir -p "$logs"
+"$scripts/check-host.sh" | tee "$logs/host.out" || rc=1
+grep '^not ok' "$logs/host.out" > "$logs/host.failures"
 for arch in amd64 arm64; do
 	for soc in rk3588 rk3576; do
 		"$scripts/qemu-run.sh" "$arch" "$soc" "$top/selftests/suite.list" suite || rc=1
@@ -35,7 +37,8 @@ if [ "${CHECK_DEBUG:-1}" != 0 ]; then
 		set -- $run
 		RKACCEL_KERNEL=debug "$scripts/qemu-run.sh" "$1" "$2" "$dlist" suite || rc=1
 		# and the checkers of that kernel are live: deliberate bugs get reported
-		"$scripts/check-canary.sh" "$1" "$2" || rc=1
+		"$scripts/check-canary.sh" "$1" "$2" | tee "$logs/canary-$1.out" || rc=1
+		grep '^not ok' "$logs/canary-$1.out" > "$logs/canary-$1.failures"
 		expect=$((expect + 2))
 	done
 fi
@@ -49,7 +52,8 @@ for arch in amd64 arm64; do
 			echo "ok - $arch/$soc: rkaccel-bench wrote valid JSON"
 			bp=$((bp + 1))
 		else
-			echo "not ok - $arch/$soc: rkaccel-bench wrote no valid JSON"
+			echo "not ok - $arch/$soc: rkaccel-bench wrote no valid JSON" |
+				tee -a "$logs/bench.failures"
 			bf=$((bf + 1))
 		fi
 	done
@@ -65,5 +69,11 @@ for r in "$logs"/*.result; do
 done
 [ "$runs" -eq "$expect" ] || { echo "check: $((expect - runs)) runs left no result"; f=$((f + expect - runs)); }
 [ "$f" -eq 0 ] || rc=1
+# Every failure again, with the head of each kernel report, right above
+# the summary: a CI log's tail is what its reader sees first.
+if [ "$f" -ne 0 ]; then
+	echo "== failures =="
+	cat "$logs"/*.failures 2>/dev/null | head -n 120
+fi
 echo "$p passed, $f failed, $s skipped"
 exit "$rc"

@@ -63,7 +63,10 @@ npu_bound() {
 
 echo "RKACCEL-RUN init"
 echo "TAP version 13"
-insmod /modules/rkaccel.ko && insmod /modules/rkaccel_sim.ko $simarg
+# rkaccel_params= on the command line: the driver's parameters for this
+# guest (the debug kernel's longer hang timeout); the tests reload with them.
+dparams=$(sed -n 's/.*rkaccel_params=\([^ ]*\).*/\1/p' /proc/cmdline)
+insmod /modules/rkaccel.ko $dparams && insmod /modules/rkaccel_sim.ko $simarg
 # Cores of a device tree probe from the deferred list, after insmod returns.
 i=0
 while ! npu_bound && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done

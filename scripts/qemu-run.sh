@@ -29,10 +29,13 @@ case "$kernel" in
 stock) timeout_s=${QEMU_TIMEOUT:-600} ;;
 debug)
 	# The checkers slow TCG down several times and KASAN wants its shadow.
+	# A simulated task's host compute (one task is one tick of progress
+	# for the watchdog) then takes up to ~0.5 s: rkaccel.ko's hang timeout
+	# goes from 500 ms to 2 s, passed on to every load of the driver.
 	timeout_s=${QEMU_TIMEOUT:-1800}
 	name=$name-debug
 	mem=2G
-	append="kasan_multi_shot no_hash_pointers rkaccel_kernel=debug"
+	append="kasan_multi_shot no_hash_pointers rkaccel_kernel=debug rkaccel_params=timeout_ms=2000"
 	;;
 *) echo "qemu-run: RKACCEL_KERNEL is stock or debug, not $kernel" >&2; exit 2 ;;
 esac
@@ -141,29 +144,36 @@ make_initramfs() {
 }
 
 # Judge the console log: TAP lines per command, exit codes, dmesg, completion.
+# Every failure, and the head of the first kernel report, also go to
+# ARCH-SOC-NAME.failures, which check.sh repeats at the end of its output.
 judge() {
-	awk -v label="$arch/$soc/$name" -v qrc="$1" '
+	awk -v label="$arch/$soc/$name" -v qrc="$1" -v failures="$logs/$arch-$soc-$name.failures" '
+	/^RKACCEL-KLOG / && !report && /BUG:|WARNING:|Oops|Unable to handle|general protection|KASAN|UBSAN|kmemleak: [0-9]+ new/ { report = 1 }
+	/^RKACCEL-KLOG / && report == 1 && nreport < 16 { print "#   " label ": " substr($0, 14) > failures; nreport++ }
 	/^RKACCEL-RUN / { cmd = substr($0, 13); cmdfail = 0; next }
 	/^RKACCEL-RC / {
 		rc = $2
 		if (rc != 0 && rc != 4 && !cmdfail) {
 			print "not ok - " label ": \"" cmd "\" exited " rc " without a TAP failure"
+			print "not ok - " label ": \"" cmd "\" exited " rc " without a TAP failure" > failures
 			fail++
 		}
 		next
 	}
 	/^RKACCEL-DMESG ok/ { pass++; dmesg = 1; print "ok - " label ": kernel log clean, " $3; next }
-	/^RKACCEL-DMESG bad/ { fail++; dmesg = 1; print "not ok - " label ": kernel log has a report or taint, " $3; next }
+	/^RKACCEL-DMESG bad/ { fail++; dmesg = 1; print "not ok - " label ": kernel log has a report or taint, " $3; print "not ok - " label ": kernel log has a report or taint, " $3 > failures; next }
 	/^RKACCEL-DONE/ { done = 1; next }
 	/^(not )?ok [0-9]+ / {
 		if ($0 ~ /# *SKIP/) skip++
-		else if ($1 == "not") { fail++; cmdfail = 1 }
+		else if ($1 == "not") { fail++; cmdfail = 1; print "not ok - " label ": " cmd ": " $0 > failures }
 		else pass++
 	}
 	END {
 		if (qrc == 124) { print "not ok - " label ": guest timed out"; fail++ }
 		else if (!done || !dmesg) { print "not ok - " label ": guest did not finish"; fail++ }
 		if (pass + fail + skip == 0) { print "not ok - " label ": no test ran"; fail++ }
+		if (qrc == 124) print "not ok - " label ": guest timed out" > failures
+		if (!dmesg) print "not ok - " label ": no kernel log verdict" > failures
 		printf "%d %d %d\n", pass, fail, skip > "/dev/stderr"
 	}' 2>"$logs/$arch-$soc-$name.result"
 }
@@ -182,6 +192,7 @@ make_dtb() {
 
 main() {
 	mkdir -p "$logs"
+	: > "$logs/$arch-$soc-$name.failures"
 	make_initramfs
 	[ "$arch" != arm64 ] || make_dtb
 	echo "== $arch $soc $name: $kernel_label in QEMU =="

@@ -472,7 +472,7 @@ TEST_F(board, probe_fails_when_registers_read_zero)
 /* npu_mhz fixes the NPU clock at that OPP: no devfreq, the CRU's rate set. */
 TEST_F(board, npu_mhz_fixes_the_clock)
 {
-	char dir[300], rate[64] = "";
+	char dir[300], rate[64] = "", params[256];
 	glob_t g;
 
 	devfreq_dir(dir, sizeof(dir));
@@ -481,7 +481,8 @@ TEST_F(board, npu_mhz_fixes_the_clock)
 	close(self->fd);
 	self->fd = -1;
 	ASSERT_EQ(0, rkt_modules_remove(5000));
-	ASSERT_EQ(0, rkt_module_load(RKT_DRIVER_MODULE, "npu_mhz=600"));
+	rkt_driver_params(params, sizeof(params), "npu_mhz=600");
+	ASSERT_EQ(0, rkt_module_load(RKT_DRIVER_MODULE, params));
 	ASSERT_EQ(0, rkt_modules_load(""));
 	devfreq_dir(dir, sizeof(dir));
 	EXPECT_STREQ("", dir) TH_LOG("devfreq with npu_mhz set");

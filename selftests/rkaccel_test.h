@@ -27,8 +27,8 @@
 #define RKT_NSEC_PER_SEC	1000000000ull
 #define RKT_NSEC_PER_MSEC	1000000ull
 
-/* The SoC the guest simulates: rkaccel_soc= on its kernel command line. */
-static inline int rkaccel_test_sim_soc(char *buf, size_t len)
+/* @key's value on the guest's kernel command line ("key=value"): 0 or -1. */
+static inline int rkt_cmdline_value(const char *key, char *buf, size_t len)
 {
 	char line[1024] = "", *p;
 	FILE *f = fopen("/proc/cmdline", "r");
@@ -38,12 +38,20 @@ static inline int rkaccel_test_sim_soc(char *buf, size_t len)
 	if (!fgets(line, sizeof(line), f))
 		line[0] = '\0';
 	fclose(f);
-	p = strstr(line, "rkaccel_soc=");
+	for (p = strstr(line, key); p; p = strstr(p + 1, key))
+		if ((p == line || p[-1] == ' ') && p[strlen(key)] == '=')
+			break;
 	if (!p)
 		return -1;
-	p += strlen("rkaccel_soc=");
+	p += strlen(key) + 1;
 	snprintf(buf, len, "%.*s", (int)strcspn(p, " \n"), p);
 	return 0;
+}
+
+/* The SoC the guest simulates: rkaccel_soc= on its kernel command line. */
+static inline int rkaccel_test_sim_soc(char *buf, size_t len)
+{
+	return rkt_cmdline_value("rkaccel_soc", buf, len);
 }
 
 #define RKT_SIM_MODULE		"/modules/rkaccel_sim.ko"
@@ -121,9 +129,25 @@ static inline int rkt_modules_remove(int ms)
 	return rkt_module_remove("rkaccel_sim", ms) ?: rkt_module_remove("rkaccel", ms);
 }
 
+/*
+ * The driver's parameters of this guest (rkaccel_params= on the command
+ * line, as guest-init.sh loaded it), then @extra; "" when there are none.
+ */
+static inline void rkt_driver_params(char *buf, size_t len, const char *extra)
+{
+	char mine[256] = "";
+
+	rkt_cmdline_value("rkaccel_params", mine, sizeof(mine));
+	snprintf(buf, len, "%s%s%s", mine, mine[0] && extra[0] ? " " : "", extra);
+}
+
 static inline int rkt_modules_load(const char *sim_params)
 {
-	int ret = rkt_module_load(RKT_DRIVER_MODULE, "");
+	char params[256];
+	int ret;
+
+	rkt_driver_params(params, sizeof(params), "");
+	ret = rkt_module_load(RKT_DRIVER_MODULE, params);
 
 	if (!ret || ret == -EEXIST)
 		ret = rkt_module_load(RKT_SIM_MODULE, sim_params);
@@ -136,15 +160,9 @@ static inline int rkt_modules_load(const char *sim_params)
  */
 static inline int rkt_debug_kernel(void)
 {
-	char line[1024] = "";
-	FILE *f = fopen("/proc/cmdline", "r");
+	char v[16];
 
-	if (!f)
-		return 0;
-	if (!fgets(line, sizeof(line), f))
-		line[0] = '\0';
-	fclose(f);
-	return strstr(line, "rkaccel_kernel=debug") != NULL;
+	return !rkt_cmdline_value("rkaccel_kernel", v, sizeof(v)) && !strcmp(v, "debug");
 }
 
 /* CLOCK_MONOTONIC now, in ns: the clock every rkaccel/syncobj deadline uses. */
