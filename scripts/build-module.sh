@@ -28,9 +28,14 @@ esac
 
 mkdir -p "$src" "$dest/kernel"
 rsync -a --delete --exclude='*.o' --exclude='*.ko' "$top/kernel" "$top/uapi" "$src/"
-make -s -C "$kdir" M="$src/kernel" "${cross[@]}" W=1 "$@" modules 2>&1 | tee "$log"
+rsync -a --delete --exclude='*.o' --exclude='*.ko' "$top/selftests/modules/" "$src/test-modules/"
+{
+	make -s -C "$kdir" M="$src/kernel" "${cross[@]}" W=1 "$@" modules
+	# the guests' test modules (never installed)
+	make -s -C "$kdir" M="$src/test-modules" "${cross[@]}" W=1 "$@" modules
+} 2>&1 | tee "$log"
 if grep -q 'warning:\|error:' "$log"; then
 	echo "build-module: $arch: warnings or errors (see $log)" >&2
 	exit 1
 fi
-cp "$src/kernel/rkaccel.ko" "$src/kernel/rkaccel_sim.ko" "$dest/kernel/"
+cp "$src/kernel/rkaccel.ko" "$src/kernel/rkaccel_sim.ko" "$src/test-modules/"*.ko "$dest/kernel/"

@@ -39,7 +39,7 @@ checkpatch() {
 	! grep -q 'ERROR\|WARNING\|CHECK' <<<"$out"
 }
 
-kernel_files() { ls kernel/*.c kernel/*.h uapi/drm/*.h; }
+kernel_files() { ls kernel/*.c kernel/*.h uapi/drm/*.h selftests/modules/*.c; }
 
 # rkaccel.ko is what a board loads: the simulator lives in rkaccel_sim.ko
 # only. No symbol of the simulator's files, defined or used, in either

@@ -131,7 +131,8 @@ make_initramfs() {
 		esac
 		echo "${base%.xz}" >> "$work/modules/order"
 	done
-	cp "$module" "$(dirname "$module")/rkaccel_sim.ko" "$work/modules/"
+	cp "$module" "$(dirname "$module")/rkaccel_sim.ko" "$(dirname "$module")/rkaccel_test_other.ko" \
+		"$work/modules/"
 	# More modules for the list to load by hand (check.sh's canaries).
 	[ -z "${RKACCEL_EXTRA_MODULES:-}" ] || cp $RKACCEL_EXTRA_MODULES "$work/modules/"
 	cp "$out"/bin/* "$out"/selftests/* "$work/bin/" 2>/dev/null || true

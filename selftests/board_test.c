@@ -469,6 +469,46 @@ TEST_F(board, probe_fails_when_registers_read_zero)
 		    "PC_VERSION reads 0x00000000: the core does not answer");
 }
 
+/*
+ * Mainline's rocket matches the same core nodes. With another driver
+ * holding one core (rkaccel_test_other.ko, loaded first), rkaccel refuses
+ * the others by name and makes no device; without it, all bind again.
+ */
+TEST_F(board, refuses_a_core_another_driver_holds)
+{
+	const char *other = "/modules/rkaccel_test_other.ko";
+	char params[256];
+	int i;
+
+	if (!device_tree())
+		SKIP(return, "rkaccel and rocket share device-tree nodes; x86 has none");
+	if (access(other, R_OK))
+		SKIP(return, "no %s in this guest", other);
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, rkt_modules_remove(5000));
+	system("dmesg -c > /dev/null");
+	/* registered first, it is offered each core before rkaccel is */
+	ASSERT_EQ(0, rkt_module_load(other, ""));
+	rkt_driver_params(params, sizeof(params), "");
+	ASSERT_EQ(0, rkt_module_load(RKT_DRIVER_MODULE, params));
+	ASSERT_EQ(0, rkt_module_load(RKT_SIM_MODULE, ""));
+	for (i = 0; i < 100 && !dmesg_has("is bound to rkaccel-test-other"); i++)
+		usleep(100000);
+	EXPECT_TRUE(dmesg_has("held by rkaccel_test_other"));
+	if (!dmesg_has("is bound to rkaccel-test-other: unbind it or blacklist"))
+		system("dmesg | grep -i -e rkaccel -e npu | tail -n 20 | sed 's/^/# /'");
+	EXPECT_TRUE(dmesg_has("is bound to rkaccel-test-other: unbind it or blacklist"));
+	EXPECT_FALSE(rkt_device_bound()) TH_LOG("rkaccel made a device without all cores");
+	/* the simulator first: its CRU's consumers, both drivers' cores, unbind */
+	ASSERT_EQ(0, rkt_module_remove("rkaccel_sim", 5000));
+	ASSERT_EQ(0, rkt_module_remove("rkaccel_test_other", 5000));
+	ASSERT_EQ(0, rkt_module_remove("rkaccel", 5000));
+	ASSERT_EQ(0, rkt_modules_load(""));
+	self->fd = rkt_open_fd();
+	ASSERT_LE(0, self->fd);
+}
+
 /* npu_mhz fixes the NPU clock at that OPP: no devfreq, the CRU's rate set. */
 TEST_F(board, npu_mhz_fixes_the_clock)
 {
