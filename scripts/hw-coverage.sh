@@ -20,12 +20,13 @@ mkdir -p "$build/logs"
 # function symbol -> file, from the objects rkaccel.ko was linked from
 for o in "${objs[@]}"; do
 	nm --defined-only "$o" | awk -v f="$(basename "${o%.o}").c" \
-		'$2 ~ /^[tT]$/ && $3 !~ /^__|\./ { print $3, f }'
+		'$2 ~ /^[tT]$/ && $3 ~ /^[A-Za-z_]/ && $3 !~ /^__|\./ { print $3, f }'
 done | sort -u > "$work.funcs"
 
 {
 	echo "rmmod rkaccel_sim; rmmod rkaccel"
-	printf 'cd /sys/kernel/tracing 2>/dev/null || { mount -t tracefs none /sys/kernel/tracing; cd /sys/kernel/tracing; }; '
+	# sysfs has the mount point; tracefs is not mounted on it by itself
+	printf '[ -e /sys/kernel/tracing/kprobe_events ] || mount -t tracefs none /sys/kernel/tracing; cd /sys/kernel/tracing; '
 	printf 'echo 0 > tracing_on; '
 	awk '{ printf "echo \"p:rkhw/%s rkaccel:%s\" >> kprobe_events; ", $1, $1 }' "$work.funcs"
 	echo 'echo 1 > events/rkhw/enable; echo "# $(wc -l < kprobe_events) probes"'
