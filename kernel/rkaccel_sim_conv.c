@@ -478,20 +478,35 @@ static int conv_fetch_weights(const struct sim_conv *c, struct rkaccel_vm *vm, s
 	return 0;
 }
 
-/* BS operands per channel: bias, or (bias, multiplier) pairs -> bias[], mul[]. */
-static int conv_fetch_bias(const struct sim_conv *c, struct rkaccel_vm *vm, s32 *bias,
-			   __le32 *raw)
-{
-	u32 words = c->bs_mul ? 2 : 1, n;
-	s32 *mul = bias + c->out_channels;
+/* The BS operands of one output plane's channels. */
+struct conv_bs {
+	s32 bias[RKNPU_ATOM_BYTES];
+	s32 mul[RKNPU_ATOM_BYTES];
+};
 
-	if (!c->bias)
+/* Output channels in plane @plane: none past the real ones. */
+static u32 conv_plane_channels(const struct sim_conv *c, u32 plane)
+{
+	u32 per_atom = RKNPU_ATOM_BYTES / c->out_bytes, first = plane * per_atom;
+
+	return first < c->out_channels ? min(per_atom, c->out_channels - first) : 0;
+}
+
+/* Plane @plane's bias, or (bias, multiplier) pairs -> @bs; 0 or -EFAULT. */
+static int conv_fetch_bias(const struct sim_conv *c, struct rkaccel_vm *vm, u32 plane,
+			   struct conv_bs *bs)
+{
+	u32 words = c->bs_mul ? 2 : 1, n = conv_plane_channels(c, plane), j;
+	u64 first = (u64)plane * (RKNPU_ATOM_BYTES / c->out_bytes);
+	__le32 raw[2 * RKNPU_ATOM_BYTES];
+
+	if (!c->bias || !n)
 		return 0;
-	if (rkaccel_vm_read(vm, c->bias_addr, raw, (size_t)c->out_channels * words * 4))
+	if (rkaccel_vm_read(vm, c->bias_addr + first * words * 4, raw, n * words * 4))
 		return -EFAULT;
-	for (n = 0; n < c->out_channels; n++) {
-		bias[n] = (s32)le32_to_cpu(raw[n * words]);
-		mul[n] = c->bs_mul ? (s16)le32_to_cpu(raw[n * words + 1]) : 1;
+	for (j = 0; j < n; j++) {
+		bs->bias[j] = (s32)le32_to_cpu(raw[j * words]);
+		bs->mul[j] = c->bs_mul ? (s16)le32_to_cpu(raw[j * words + 1]) : 1;
 	}
 	return 0;
 }
@@ -509,13 +524,13 @@ static s64 conv_ew(const struct sim_conv *c, s64 acc, s8 e)
 	return c->ew_relu && acc < 0 ? 0 : acc;
 }
 
-/* Accumulator -> output value: BS, EW (@e, when on), OUT_CVT, saturation. */
-static s64 conv_post(const struct sim_conv *c, s64 acc, const s32 *bias, u32 n, s8 e)
+/* Accumulator -> output value: BS (@j of @bs), EW (@e, when on), OUT_CVT, saturation. */
+static s64 conv_post(const struct sim_conv *c, s64 acc, const struct conv_bs *bs, u32 j, s8 e)
 {
 	if (c->bias)
-		acc += bias[n];
+		acc += bs->bias[j];
 	if (c->bs_mul) {
-		acc = conv_round_shift(acc * bias[c->out_channels + n], c->bs_shift);
+		acc = conv_round_shift(acc * bs->mul[j], c->bs_shift);
 		acc = clamp_t(s64, acc, S32_MIN, S32_MAX);	/* the stage's output is 32-bit */
 	}
 	if (c->relu && acc < 0)
@@ -575,26 +590,25 @@ static s64 conv_window(const struct sim_conv *c, const s8 *x, const s8 *w, u32 n
 	return dot + c->ow_op * sum;
 }
 
-/* Compute one output plane (16 bytes per output pixel) into @buf; @ew: EW's plane. */
-static void conv_plane(const struct sim_conv *c, u32 plane, const s8 *x, const s8 *w,
-		       const s32 *bias, const u8 *ew, u8 *buf)
+/*
+ * Output pixels [@first, @first + @count) of plane @plane, 16 bytes each,
+ * into @out; @ew: EW's operand for the same pixels.
+ */
+static void conv_chunk(const struct sim_conv *c, u32 plane, u32 first, u32 count,
+		       const struct rkaccel_sim_scratch *s, const struct conv_bs *bs)
 {
-	u32 per_atom = RKNPU_ATOM_BYTES / c->out_bytes;
-	u32 pix, j;
+	u32 per_atom = RKNPU_ATOM_BYTES / c->out_bytes, real = conv_plane_channels(c, plane);
+	u32 i, j;
 
-	memset(buf, 0, (size_t)c->out_pixels * RKNPU_ATOM_BYTES);
-	for (pix = 0; pix < c->out_pixels; pix++) {
-		u32 ox = pix % c->out_width, oy = pix / c->out_width;
+	memset(s->out, 0, (size_t)count * RKNPU_ATOM_BYTES);
+	for (i = 0; i < count; i++) {
+		u32 ox = (first + i) % c->out_width, oy = (first + i) / c->out_width;
 
-		for (j = 0; j < per_atom; j++) {
-			u32 n = plane * per_atom + j;
-			u8 *dst = buf + (size_t)pix * RKNPU_ATOM_BYTES + j * c->out_bytes;
-			s64 v;
+		for (j = 0; j < real; j++) {
+			u8 *dst = s->out + (size_t)i * RKNPU_ATOM_BYTES + j * c->out_bytes;
+			s64 v = conv_window(c, s->x, s->w, plane * per_atom + j, ox, oy);
 
-			if (n >= c->out_channels)
-				break;
-			v = conv_post(c, conv_window(c, x, w, n, ox, oy), bias, n,
-				      (s8)ew[(size_t)pix * RKNPU_ATOM_BYTES + j]);
+			v = conv_post(c, v, bs, j, (s8)s->ew[(size_t)i * RKNPU_ATOM_BYTES + j]);
 			if (c->out_bytes == 1)
 				*dst = (u8)(s8)v;
 			else
@@ -603,87 +617,78 @@ static void conv_plane(const struct sim_conv *c, u32 plane, const s8 *x, const s
 	}
 }
 
-/* Buffers of one task's computation, all bounded by the CBUF checks. */
-struct conv_bufs {
-	s8 *x;
-	s8 *w;
-	u8 *raw;
-	s32 *bias;		/* biases, then multipliers */
-	__le32 *bs_raw;
-	u8 *ew;
-	u8 *out;
-};
-
-static void conv_bufs_free(struct conv_bufs *b)
+/* EW's operand for a chunk of plane @p, when the plane holds real channels. */
+static int conv_fetch_ew(const struct sim_conv *c, struct rkaccel_vm *vm, u32 p, u32 first,
+			 u32 count, u8 *buf)
 {
-	kvfree(b->x);
-	kvfree(b->w);
-	kvfree(b->raw);
-	kvfree(b->bias);
-	kvfree(b->bs_raw);
-	kvfree(b->ew);
-	kvfree(b->out);
+	size_t len = (size_t)count * RKNPU_ATOM_BYTES;
+
+	if (!c->ew || !conv_plane_channels(c, p)) {
+		memset(buf, 0, len);
+		return 0;
+	}
+	return rkaccel_vm_read(vm, (u64)c->ew_addr + (u64)p * c->ew_plane +
+			       (u64)first * RKNPU_ATOM_BYTES, buf, len) ? -EFAULT : 0;
 }
 
-static int conv_bufs_alloc(const struct sim_conv *c, struct conv_bufs *b)
+/* Inputs whole (the CBUF checks bound them), then the output chunk by chunk. */
+static u32 conv_execute(const struct sim_conv *c, struct rkaccel_vm *vm,
+			const struct rkaccel_sim_scratch *s)
 {
-	size_t raw = max_t(size_t, c->wt_bytes, c->width * RKNPU_ATOM_BYTES);
+	u32 planes = DIV_ROUND_UP(c->cube_channels * c->out_bytes, RKNPU_ATOM_BYTES);
+	u32 p, first, count;
 
-	b->x = kvmalloc_array(c->pixels, c->channels, GFP_KERNEL);
-	b->w = kvmalloc_array((size_t)c->out_channels * c->taps, conv_kernel_channels(c),
-			      GFP_KERNEL);
-	b->raw = kvmalloc(raw, GFP_KERNEL);
-	b->bias = kvmalloc_array(c->out_channels, 2 * sizeof(s32), GFP_KERNEL);
-	b->bs_raw = kvmalloc_array(c->out_channels, 2 * sizeof(__le32), GFP_KERNEL);
-	b->ew = kvcalloc(c->out_pixels, RKNPU_ATOM_BYTES, GFP_KERNEL);
-	b->out = kvmalloc_array(c->out_pixels, RKNPU_ATOM_BYTES, GFP_KERNEL);
-	if (!b->x || !b->w || !b->raw || !b->bias || !b->bs_raw || !b->ew || !b->out) {
-		conv_bufs_free(b);
-		return -ENOMEM;
+	if (conv_fetch_input(c, vm, s->x, s->raw) || conv_fetch_weights(c, vm, s->w, s->raw))
+		return RKNPU_INT_DMA_READ_ERROR;
+	for (p = 0; p < planes; p++) {
+		struct conv_bs bs;
+
+		if (conv_fetch_bias(c, vm, p, &bs))
+			return RKNPU_INT_DMA_READ_ERROR;
+		for (first = 0; first < c->out_pixels; first += count) {
+			u64 addr = (u64)c->out_addr + (u64)p * c->out_plane +
+				   (u64)first * RKNPU_ATOM_BYTES;
+
+			count = min_t(u32, c->out_pixels - first, RKACCEL_SIM_CHUNK_PIXELS);
+			if (conv_fetch_ew(c, vm, p, first, count, s->ew))
+				return RKNPU_INT_DMA_READ_ERROR;
+			conv_chunk(c, p, first, count, s, &bs);
+			cond_resched();
+			if (rkaccel_vm_write(vm, addr, s->out, (size_t)count * RKNPU_ATOM_BYTES))
+				return RKNPU_INT_DMA_WRITE_ERROR;
+		}
 	}
 	return 0;
 }
 
-/* EW's plane @p (channels of output plane @p) when it holds real channels. */
-static int conv_fetch_ew(const struct sim_conv *c, struct rkaccel_vm *vm, u32 p, u8 *buf)
+/**
+ * rkaccel_sim_scratch_alloc - a core's datapath buffers.
+ * @s: the buffers to fill.
+ * @cbuf_size: the core's CBUF size, which bounds every input of a task.
+ *
+ * Return: 0 or -ENOMEM (then nothing is held).
+ */
+int rkaccel_sim_scratch_alloc(struct rkaccel_sim_scratch *s, u32 cbuf_size)
 {
-	if (!c->ew || p * RKNPU_ATOM_BYTES >= c->out_channels)
+	s->x = kvmalloc(cbuf_size, GFP_KERNEL);
+	s->w = kvmalloc(cbuf_size, GFP_KERNEL);
+	s->raw = kvmalloc(cbuf_size, GFP_KERNEL);
+	s->ew = kvmalloc_array(RKACCEL_SIM_CHUNK_PIXELS, RKNPU_ATOM_BYTES, GFP_KERNEL);
+	s->out = kvmalloc_array(RKACCEL_SIM_CHUNK_PIXELS, RKNPU_ATOM_BYTES, GFP_KERNEL);
+	if (s->x && s->w && s->raw && s->ew && s->out)
 		return 0;
-	return rkaccel_vm_read(vm, (u64)c->ew_addr + (u64)p * c->ew_plane, buf,
-			       (size_t)c->out_pixels * RKNPU_ATOM_BYTES) ? -EFAULT : 0;
+	rkaccel_sim_scratch_free(s);
+	return -ENOMEM;
 }
 
-static u32 conv_execute(const struct sim_conv *c, struct rkaccel_vm *vm)
+void rkaccel_sim_scratch_free(struct rkaccel_sim_scratch *s)
 {
-	u32 planes = DIV_ROUND_UP(c->cube_channels * c->out_bytes, RKNPU_ATOM_BYTES);
-	struct conv_bufs b = {};
-	u32 p, err = 0;
-
-	if (conv_bufs_alloc(c, &b))
-		return RKNPU_INT_DMA_READ_ERROR;	/* the task cannot run: fail it */
-
-	if (conv_fetch_input(c, vm, b.x, b.raw) || conv_fetch_weights(c, vm, b.w, b.raw) ||
-	    conv_fetch_bias(c, vm, b.bias, b.bs_raw)) {
-		err = RKNPU_INT_DMA_READ_ERROR;
-		goto out;
-	}
-	for (p = 0; p < planes; p++) {
-		u64 addr = (u64)c->out_addr + (u64)p * c->out_plane;
-
-		if (conv_fetch_ew(c, vm, p, b.ew)) {
-			err = RKNPU_INT_DMA_READ_ERROR;
-			goto out;
-		}
-		conv_plane(c, p, b.x, b.w, b.bias, b.ew, b.out);
-		cond_resched();
-		if (rkaccel_vm_write(vm, addr, b.out, (size_t)c->out_pixels * RKNPU_ATOM_BYTES)) {
-			err = RKNPU_INT_DMA_WRITE_ERROR;
-			goto out;
-		}
-	}
-out:
-	conv_bufs_free(&b);
-	return err;
+	kvfree(s->x);
+	kvfree(s->w);
+	kvfree(s->raw);
+	kvfree(s->ew);
+	kvfree(s->out);
+	memset(s, 0, sizeof(*s));
 }
 
 /**
@@ -693,26 +698,26 @@ out:
  * @regs: its register file (the exec work is the only writer of the blocks).
  * @op_enable: the blocks the task's enable entry started.
  * @vm: the address space the DMAs go through.
- * @compute: compute and write the result; false only models time.
+ * @scratch: the core's buffers, or NULL: only model time.
  * @work: out, MACs and bytes for the timing model.
  *
  * Return: 0, or the error interrupt bits to raise.
  */
 u32 rkaccel_sim_conv(struct device *dev, const struct rkaccel_soc_data *soc, const u32 *regs,
-		     u32 op_enable, struct rkaccel_vm *vm, bool compute,
-		     struct rkaccel_sim_work *work)
+		     u32 op_enable, struct rkaccel_vm *vm,
+		     const struct rkaccel_sim_scratch *scratch, struct rkaccel_sim_work *work)
 {
 	struct sim_conv c = { .dev = dev, .soc = soc, .regs = regs };
 	u32 err;
 
 	/* a pooling task runs the PPU alone */
 	if (op_enable & (RKNPU_BLK_PPU | RKNPU_BLK_PPU_RDMA))
-		return rkaccel_sim_ppu(dev, soc, regs, op_enable, vm, compute, work);
+		return rkaccel_sim_ppu(dev, soc, regs, op_enable, vm, scratch, work);
 	err = conv_decode(&c, op_enable);
 	if (err)
 		return err;
 	/* the MACs of the real operation, padding taps included */
 	work->macs = (u64)c.out_pixels * c.out_channels * c.taps * conv_kernel_channels(&c);
 	work->bytes = conv_traffic(&c);
-	return compute ? conv_execute(&c, vm) : 0;
+	return scratch ? conv_execute(&c, vm, scratch) : 0;
 }

@@ -98,6 +98,7 @@ static DEFINE_SPINLOCK(resets_lock);
  * @cmds: the task's regcmd entries, read by @exec: allocated once, for
  *	the largest PC_REGISTER_AMOUNTS, since the hardware path may not
  *	allocate (it runs before the job's fence can signal).
+ * @scratch: the datapath's buffers, for the same reason.
  * @exec: runs the program counter.
  * @done: fires when the modelled time of the chain has passed.
  * @regs: the register file of the whole register span.
@@ -117,6 +118,7 @@ struct rkaccel_sim_core {
 	u32 chain_tasks;
 	u32 exec_tasks;
 	u64 *cmds;
+	struct rkaccel_sim_scratch scratch;
 	struct work_struct exec;
 	struct hrtimer done;
 	u32 regs[RKNPU_CORE_REG_SPAN / sizeof(u32)];
@@ -357,7 +359,7 @@ static u32 sim_run_task(struct rkaccel_sim_core *sim, struct rkaccel_vm *vm,
 
 	if (task->op_enable)
 		err = rkaccel_sim_conv(sim->dev, sim->soc, sim->regs, task->op_enable, vm,
-				       READ_ONCE(sim_compute), &w);
+				       READ_ONCE(sim_compute) ? &sim->scratch : NULL, &w);
 	*ns += sim_task_time(&w);
 	return err;
 }
@@ -439,6 +441,7 @@ static enum hrtimer_restart sim_done(struct hrtimer *timer)
 
 static void sim_core_free(struct rkaccel_sim_core *sim)
 {
+	rkaccel_sim_scratch_free(&sim->scratch);
 	kvfree(sim->cmds);
 	kfree(sim);
 }
@@ -457,7 +460,7 @@ static void *sim_claim(struct device *dev, const struct resource *pc,
 		return ERR_PTR(-ENOMEM);
 	/* the hardware path may not allocate: room for the largest task */
 	sim->cmds = kvmalloc_array(SIM_MAX_CMDS, sizeof(*sim->cmds), GFP_KERNEL);
-	if (!sim->cmds) {
+	if (!sim->cmds || rkaccel_sim_scratch_alloc(&sim->scratch, soc->cbuf_size)) {
 		sim_core_free(sim);
 		return ERR_PTR(-ENOMEM);
 	}

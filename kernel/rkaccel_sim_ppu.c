@@ -12,7 +12,7 @@
 #include <linux/device.h>
 #include <linux/minmax.h>
 #include <linux/sched.h>
-#include <linux/slab.h>
+#include <linux/string.h>
 
 #include "rkaccel_device.h"
 #include "rkaccel_npu_regs.h"
@@ -165,48 +165,45 @@ static s8 pool_window(const struct sim_pool *p, const u8 *in, u32 ox, u32 oy, u3
 	return (s8)clamp_t(s64, sum, S8_MIN, S8_MAX);
 }
 
-static void pool_plane(const struct sim_pool *p, u32 plane, const u8 *in, u8 *out)
+/* Output pixels [@first, @first + @count) of plane @plane into @out. */
+static void pool_chunk(const struct sim_pool *p, u32 plane, const u8 *in, u32 first, u32 count,
+		       u8 *out)
 {
 	u32 real = min_t(u32, p->channels - plane * RKNPU_ATOM_BYTES, RKNPU_ATOM_BYTES);
-	u32 ox, oy, ch;
+	u32 i, ch;
 
-	memset(out, 0, (size_t)p->out_width * p->out_height * RKNPU_ATOM_BYTES);
-	for (oy = 0; oy < p->out_height; oy++)
-		for (ox = 0; ox < p->out_width; ox++)
-			for (ch = 0; ch < real; ch++)
-				out[(oy * p->out_width + ox) * RKNPU_ATOM_BYTES + ch] =
-					(u8)pool_window(p, in, ox, oy, ch);
+	memset(out, 0, (size_t)count * RKNPU_ATOM_BYTES);
+	for (i = 0; i < count; i++) {
+		u32 ox = (first + i) % p->out_width, oy = (first + i) / p->out_width;
+
+		for (ch = 0; ch < real; ch++)
+			out[i * RKNPU_ATOM_BYTES + ch] = (u8)pool_window(p, in, ox, oy, ch);
+	}
 }
 
-static u32 pool_execute(const struct sim_pool *p, struct rkaccel_vm *vm)
+/* One input plane whole (decode bounds it by the CBUF), the output in chunks. */
+static u32 pool_execute(const struct sim_pool *p, struct rkaccel_vm *vm,
+			const struct rkaccel_sim_scratch *s)
 {
 	size_t in_bytes = (size_t)p->height * p->in_line;
-	size_t out_bytes = (size_t)p->out_width * p->out_height * RKNPU_ATOM_BYTES;
-	u32 planes = DIV_ROUND_UP(p->channels, RKNPU_ATOM_BYTES), i, err = 0;
-	u8 *in = kvmalloc(in_bytes, GFP_KERNEL);
-	u8 *out = kvmalloc(out_bytes, GFP_KERNEL);
+	u32 planes = DIV_ROUND_UP(p->channels, RKNPU_ATOM_BYTES);
+	u32 out_pixels = p->out_width * p->out_height, i, first, count;
 
-	if (!in || !out) {
-		err = RKNPU_INT_DMA_READ_ERROR;	/* the task cannot run: fail it */
-		goto out;
-	}
 	for (i = 0; i < planes; i++) {
-		if (rkaccel_vm_read(vm, (u64)p->in_addr + (u64)i * p->in_plane, in, in_bytes)) {
-			err = RKNPU_INT_DMA_READ_ERROR;
-			break;
-		}
-		pool_plane(p, i, in, out);
-		cond_resched();
-		if (rkaccel_vm_write(vm, (u64)p->out_addr + (u64)i * p->out_plane, out,
-				     out_bytes)) {
-			err = RKNPU_INT_DMA_WRITE_ERROR;
-			break;
+		if (rkaccel_vm_read(vm, (u64)p->in_addr + (u64)i * p->in_plane, s->raw, in_bytes))
+			return RKNPU_INT_DMA_READ_ERROR;
+		for (first = 0; first < out_pixels; first += count) {
+			u64 addr = (u64)p->out_addr + (u64)i * p->out_plane +
+				   (u64)first * RKNPU_ATOM_BYTES;
+
+			count = min_t(u32, out_pixels - first, RKACCEL_SIM_CHUNK_PIXELS);
+			pool_chunk(p, i, s->raw, first, count, s->out);
+			cond_resched();
+			if (rkaccel_vm_write(vm, addr, s->out, (size_t)count * RKNPU_ATOM_BYTES))
+				return RKNPU_INT_DMA_WRITE_ERROR;
 		}
 	}
-out:
-	kvfree(in);
-	kvfree(out);
-	return err;
+	return 0;
 }
 
 /**
@@ -216,14 +213,14 @@ out:
  * @regs: its register file.
  * @op_enable: the blocks the task's enable entry started.
  * @vm: the address space the DMAs go through.
- * @compute: compute and write the result; false only models time.
+ * @scratch: the core's buffers, or NULL: only model time.
  * @work: out, bytes for the timing model (pooling uses no MACs).
  *
  * Return: 0, or the error interrupt bits to raise.
  */
 u32 rkaccel_sim_ppu(struct device *dev, const struct rkaccel_soc_data *soc, const u32 *regs,
-		    u32 op_enable, struct rkaccel_vm *vm, bool compute,
-		    struct rkaccel_sim_work *work)
+		    u32 op_enable, struct rkaccel_vm *vm,
+		    const struct rkaccel_sim_scratch *scratch, struct rkaccel_sim_work *work)
 {
 	struct sim_pool p = { .dev = dev, .soc = soc, .regs = regs };
 	u32 planes, err;
@@ -244,5 +241,5 @@ u32 rkaccel_sim_ppu(struct device *dev, const struct rkaccel_soc_data *soc, cons
 	work->macs = 0;
 	work->bytes = (u64)planes * (p.height * p.in_line +
 				     p.out_width * p.out_height * RKNPU_ATOM_BYTES);
-	return compute ? pool_execute(&p, vm) : 0;
+	return scratch ? pool_execute(&p, vm, scratch) : 0;
 }
