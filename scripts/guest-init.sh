@@ -112,13 +112,20 @@ fi
 # Kernel health after everything ran: reports and taint.
 # KASAN, UBSAN, lockdep, DEBUG_OBJECTS (ODEBUG), DMA-API debug and kmemleak
 # all print one of these.
-bad=$(dmesg | grep -E 'BUG:|WARNING:|Oops|KASAN|UBSAN|ODEBUG|DMA-API: .*device driver|kmemleak: [0-9]+ new suspected|circular locking|possible recursive locking|inconsistent lock state|suspicious RCU|INFO: task .* blocked|general protection|Call Trace')
+reports='BUG:|WARNING:|Oops|KASAN|UBSAN|ODEBUG|DMA-API: .*device driver|kmemleak: [0-9]+ new suspected|circular locking|possible recursive locking|inconsistent lock state|suspicious RCU|INFO: task .* blocked|general protection|Call Trace|Unable to handle'
+bad=$(dmesg | grep -E "$reports")
 # Allowed taints: O (4096, out-of-tree) and E (8192, unsigned).
 taint=$(cat /proc/sys/kernel/tainted)
 extra=$((taint & ~(4096 | 8192)))
 if [ -n "$bad" ] || [ "$extra" -ne 0 ]; then
 	echo "RKACCEL-DMESG bad taint=$taint"
-	dmesg | tail -n 80 | sed 's/^/RKACCEL-KLOG /'
+	# the first report whole (its head names the fault), then the log's end
+	dmesg > /tmp/dmesg.all
+	first=$(grep -n -m 1 -E "$reports" /tmp/dmesg.all | cut -d: -f1)
+	[ -z "$first" ] || sed -n "$((first > 3 ? first - 3 : 1)),$((first + 99))p" /tmp/dmesg.all |
+		sed 's/^/RKACCEL-KLOG /'
+	echo "RKACCEL-KLOG ..."
+	tail -n 40 /tmp/dmesg.all | sed 's/^/RKACCEL-KLOG /'
 else
 	echo "RKACCEL-DMESG ok taint=$taint"
 fi

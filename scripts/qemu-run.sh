@@ -150,6 +150,7 @@ make_initramfs() {
 judge() {
 	awk -v label="$arch/$soc/$name" -v qrc="$1" -v failures="$logs/$arch-$soc-$name.failures" '
 	/^RKACCEL-KLOG / && !report && /BUG:|WARNING:|Oops|Unable to handle|general protection|KASAN|UBSAN|kmemleak: [0-9]+ new/ { report = 1 }
+	/^RKACCEL-KLOG \.\.\.$/ { if (report) report = 2 }
 	/^RKACCEL-KLOG / && report == 1 && nreport < 16 { print "#   " label ": " substr($0, 14) > failures; nreport++ }
 	/^RKACCEL-RUN / { cmd = substr($0, 13); cmdfail = 0; next }
 	/^RKACCEL-RC / {

@@ -755,6 +755,7 @@ static int module_side(unsigned long *start, unsigned long *end)
 /* finit_module(2) as the guest's insmod; -I: init_module(2) from a copy. */
 static bool use_finit = true;
 static bool known_core;	/* -K: also sweep into a known DRM core bug */
+static unsigned long first_n = 1;	/* -s: the module sweep's first N */
 
 static void sweep_module(unsigned int step)
 {
@@ -810,7 +811,7 @@ static void sweep_module(unsigned int step)
 		return;
 	}
 	fz_kmsg_reports(kfd, false);
-	for (n = 1; n <= max_n; n += step) {
+	for (n = first_n; n <= max_n; n += step) {
 		bool inj;
 
 		mfd = open(MODULE_PATH, O_RDONLY | O_CLOEXEC);
@@ -955,17 +956,19 @@ int main(int argc, char **argv)
 	bool module = true;
 	int c;
 
-	while ((c = getopt(argc, argv, "c:m:n:MIKv")) != -1) {
+	while ((c = getopt(argc, argv, "c:m:n:s:MIKv")) != -1) {
 		switch (c) {
 		case 'I': use_finit = false; break;
 		case 'K': known_core = true; break;
 		case 'c': only = optarg; break;			/* one case by name */
 		case 'm': step = strtoul(optarg, NULL, 0); break; /* module: every m-th N */
 		case 'n': max_n = strtoul(optarg, NULL, 0); break;
+		case 's': first_n = strtoul(optarg, NULL, 0) ?: 1; break; /* module: first N */
 		case 'M': module = false; break;
 		case 'v': verbose = true; break;
 		default:
-			printf("usage: fault_test [-c CASE|module_load] [-m STEP] [-n MAX_N] [-M] [-I] [-K] [-v]\n");
+			printf("usage: fault_test [-c CASE|module_load] [-m STEP] [-s FIRST_N] [-n MAX_N]"
+			       " [-M] [-I] [-K] [-v]\n");
 			return KSFT_FAIL;
 		}
 	}
@@ -999,7 +1002,7 @@ int main(int argc, char **argv)
 		ncases = 0;
 	else if (only)
 		module = false;
-	ksft_set_plan((only ? 1 : ncases) + module);
+	ksft_set_plan(only ? 1 : ncases + module);
 	for (unsigned int i = 0; i < ncases; i++)
 		if (!only || !strcmp(only, cases[i].name))
 			sweep(&cases[i]);

@@ -51,6 +51,7 @@ struct bench {
 	struct rkaccel_info info;
 	const char *soc;	/* "rk3588" / "rk3576": the JSON key prefix */
 	bool sim, quick;
+	bool submit_only;	/* --submit-only: the submit figures alone */
 	uint32_t time_scale;
 	unsigned int rounds;
 	struct figure fig[MAX_FIGURES];
@@ -714,22 +715,8 @@ static void print_scaling(const struct bench *b, const char *tag, const char *ti
 	}
 }
 
-static void print_table(const struct bench *b)
+static void print_submit(const struct bench *b)
 {
-	unsigned int errors = 0;
-
-	print_scaling(b, "", "pipelined (rkaccel_pipe, depth 2), steady state,");
-	printf("  device ms per job (fdinfo time / jobs): 1core");
-	cell(fig(b, "%s.job_ms.core1", b->soc), "%.1f");
-	printf("\n    batch %u", b->info.num_cores);
-	cell(fig(b, "%s.job_ms.b%u", b->soc, b->info.num_cores), "%.1f");
-	printf("\n");
-	print_scaling(b, "sync.", "synchronous (rkaccel_ctx_run),");
-	printf("  (ratio: to one core's capacity, batch 1 pipelined on core 0, measured\n"
-	       "   before and after each batch; ideal: pipelined min(B x %d in flight, cores),\n"
-	       "   synchronous B / ceil(B / cores); busy: device time of the jobs on all\n"
-	       "   cores per wall second; ! marks a median above its ideal: a measurement\n"
-	       "   error, not a result)\n", PIPE_DEPTH);
 	printf("\nsubmit overhead (zero-work jobs), median [min..max] of %u rounds:\n",
 	       b->rounds);
 	printf("  jobs/s, 1 context:    ");
@@ -748,6 +735,29 @@ static void print_table(const struct bench *b)
 	printf("  (job p50 / syncobj p50)\n  ratio to syncobj p99: ");
 	cell(fig(b, "submit.ratio_to_syncobj.p99"), "%.2f");
 	printf("  (job p99 / syncobj p50)\n");
+}
+
+static void print_table(const struct bench *b)
+{
+	unsigned int errors = 0;
+
+	if (b->submit_only) {
+		print_submit(b);
+		return;
+	}
+	print_scaling(b, "", "pipelined (rkaccel_pipe, depth 2), steady state,");
+	printf("  device ms per job (fdinfo time / jobs): 1core");
+	cell(fig(b, "%s.job_ms.core1", b->soc), "%.1f");
+	printf("\n    batch %u", b->info.num_cores);
+	cell(fig(b, "%s.job_ms.b%u", b->soc, b->info.num_cores), "%.1f");
+	printf("\n");
+	print_scaling(b, "sync.", "synchronous (rkaccel_ctx_run),");
+	printf("  (ratio: to one core's capacity, batch 1 pipelined on core 0, measured\n"
+	       "   before and after each batch; ideal: pipelined min(B x %d in flight, cores),\n"
+	       "   synchronous B / ceil(B / cores); busy: device time of the jobs on all\n"
+	       "   cores per wall second; ! marks a median above its ideal: a measurement\n"
+	       "   error, not a result)\n", PIPE_DEPTH);
+	print_submit(b);
 	printf("\nmemory from fdinfo (bytes, the same in every round):\n");
 	printf("  contexts  weights    internal   total      no sharing\n");
 	for (unsigned int n = 1; n <= 3; n++)
@@ -768,11 +778,13 @@ static void print_table(const struct bench *b)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: " PROG " [--quick] [--rounds N] [--json FILE] [--device PATH]\n"
+	fprintf(f, "usage: " PROG " [--quick] [--submit-only] [--rounds N] [--json FILE]"
+		   " [--device PATH]\n"
 		   "Measure multi-core scaling (pipelined and synchronous), submit overhead and\n"
 		   "memory in N interleaved rounds (5 to %d; 5 with --quick, else 7); print a\n"
 		   "table of medians [min..max] and, on stdout, one line 'BENCH-JSON {...}'\n"
-		   "(also written to FILE with --json).\n", MAX_ROUNDS);
+		   "(also written to FILE with --json). --submit-only: the submit overhead alone.\n",
+		MAX_ROUNDS);
 }
 
 static int setup(struct bench *b, const char *device)
@@ -819,10 +831,11 @@ static int run_all(struct bench *b)
 	for (unsigned int r = 0; r < b->rounds && !ret; r++) {
 		if (b->sim && sim_saved[2][0])
 			param_rw("sim_task_ns", sim_saved[2], NULL, 0);
-		ret = bench_scaling_round(b, model);
+		if (!b->submit_only)
+			ret = bench_scaling_round(b, model);
 		if (!ret)
 			ret = bench_submit_round(b);
-		if (!ret)
+		if (!ret && !b->submit_only)
 			ret = bench_memory_round(b, model);
 		fprintf(stderr, PROG ": round %u of %u done\n", r + 1, b->rounds);
 	}
@@ -845,6 +858,8 @@ int main(int argc, char **argv)
 
 		if (!strcmp(a, "--quick")) {
 			b.quick = true;
+		} else if (!strcmp(a, "--submit-only")) {
+			b.submit_only = true;
 		} else if (!strcmp(a, "--rounds") && i + 1 < argc) {
 			char *end;
 			long n = strtol(argv[++i], &end, 10);
