@@ -60,7 +60,7 @@ EOF2
 # only the canary lines below count.
 RKACCEL_KERNEL=debug RKACCEL_EXTRA_MODULES="$src/rkaccel_canary.ko" \
 	"$top/scripts/qemu-run.sh" "$arch" "$soc" "$list" canary > /dev/null 2>&1
-rm -f "$logs/$arch-$soc-canary-debug.result"
+rm -f "$logs/$arch-$soc-canary-debug.result" "$logs/$arch-$soc-canary-debug.failures"
 tap "KASAN reports a use after free" '^CANARY .*BUG: KASAN: slab-use-after-free in canary_uaf'
 tap "lockdep reports an allocation in a dma-fence signalling section" '^CANARY .*dma_fence_map'
 tap "kmemleak reports a leaked allocation" '^CANARY unreferenced object .*\(size 128\)'

@@ -760,7 +760,7 @@ static unsigned long first_n = 1;	/* -s: the module sweep's first N */
 static void sweep_module(unsigned int step)
 {
 	unsigned long n, injected = 0, recovered = 0, calls = 0, nodev = 0, nodev_first = 0;
-	unsigned long nodenode = 0, deferred = 0;
+	unsigned long nodenode = 0, deferred = 0, nodev_shown = 0;
 	char soc[32], params[64], why[256] = "";
 	unsigned long req_start, req_end;
 	void *image = MAP_FAILED;
@@ -864,6 +864,11 @@ static void sweep_module(unsigned int step)
 					nodev++;
 					if (!nodev_first)
 						nodev_first = n;
+					if (!nodev_shown++)
+						system("ls -l /dev/accel /sys/class/accel; rkaccel-info; ls -l /sys/bus/platform/devices/*npu*/driver "
+						       "/sys/kernel/debug/devices_deferred 2>&1 | "
+						       "sed 's/^/# /'; dmesg | grep -i -e npu -e cru | "
+						       "tail -n 20 | sed 's/^/# /'");
 				} else {
 					deferred++;
 				}

@@ -1094,7 +1094,9 @@ static void *close_racer_main(void *arg)
  */
 TEST_F_TIMEOUT(gem, create_races_close, 120)
 {
-	enum { N = 20000 };
+	/* N creates, or as many as 60 s allow (the debug kernel under TCG) */
+	enum { N = 20000, MIN_N = 1000 };
+	uint64_t deadline = rkt_now_ns() + 60 * RKT_NSEC_PER_SEC;
 	struct close_racer r = { .fd = self->fd };
 	long bos_before, bos_after;
 	unsigned long created = 0;
@@ -1104,7 +1106,7 @@ TEST_F_TIMEOUT(gem, create_races_close, 120)
 
 	ASSERT_EQ(0, rkt_debugfs_count("bos", &bos_before));
 	ASSERT_EQ(0, pthread_create(&thr, NULL, close_racer_main, &r));
-	for (int i = 0; i < N; i++) {
+	for (int i = 0; i < N && (i < MIN_N || rkt_now_ns() < deadline); i++) {
 		struct drm_rkaccel_bo_create c = { .size = 4096, .flags = i & 1 ?
 						   DRM_RKACCEL_BO_WEIGHT : 0 };
 
@@ -1123,9 +1125,9 @@ TEST_F_TIMEOUT(gem, create_races_close, 120)
 	pthread_join(thr, NULL);
 	for (uint32_t h = 1; h <= max_handle; h++)
 		rkt_gem_close(self->fd, h);
-	EXPECT_EQ(N, created);
-	printf("# the racer closed %lu of %d new handles first\n", r.closed, N);
-	EXPECT_LT(N / 100, r.closed) TH_LOG("the racer closed only %lu handles", r.closed);
+	EXPECT_LE(MIN_N, created);
+	printf("# the racer closed %lu of %lu new handles first\n", r.closed, created);
+	EXPECT_LT(created / 100, r.closed) TH_LOG("the racer closed only %lu handles", r.closed);
 	ASSERT_EQ(0, rkt_fdinfo_u64(self->fd, "drm-total-memory", &total));
 	EXPECT_EQ(0, total);
 	bos_after = rkt_debugfs_settle("bos", bos_before);

@@ -85,13 +85,8 @@ static inline int rkt_device_bound(void)
 	       !access("/sys/bus/platform/devices/rkaccel-npu/drm", F_OK);
 }
 
-/* A device-tree probe runs from the deferred list: wait @ms for it. */
-static inline int rkt_wait_device(int ms)
-{
-	for (; !rkt_device_bound() && ms > 0; ms -= 20)
-		usleep(20000);
-	return rkt_device_bound() ? 0 : -ENODEV;
-}
+
+static inline int rkt_wait_device(int ms);
 
 /* delete_module(@name) until it works or @ms pass: 0 or the last -errno. */
 static inline int rkt_module_remove(const char *name, int ms)
@@ -200,6 +195,26 @@ static inline int rkt_open_fd(void)
 		ret = -errno;
 	rkaccel_close(dev);
 	return fd < 0 ? ret : fd;
+}
+
+/*
+ * A device-tree probe runs from the deferred list: wait @ms for it, until
+ * the node opens (drm_dev_register() adds the minor's sysfs entry before
+ * an open can find it).
+ */
+static inline int rkt_wait_device(int ms)
+{
+	for (;; ms -= 20) {
+		int fd = rkt_device_bound() ? rkt_open_fd() : -ENODEV;
+
+		if (fd >= 0) {
+			close(fd);
+			return 0;
+		}
+		if (ms <= 0)
+			return -ENODEV;
+		usleep(20000);
+	}
 }
 
 static inline int rkt_query(int fd, struct drm_rkaccel_query *q)
