@@ -127,7 +127,7 @@ static void rkaccel_core_fault_work(struct work_struct *work)
 
 int rkaccel_core_sched_init(struct rkaccel_core *core)
 {
-	struct drm_sched_init_args args = {
+	const struct drm_sched_init_args args = {
 		.ops = &rkaccel_sched_ops,
 		.num_rqs = DRM_SCHED_PRIORITY_COUNT,
 		.credit_limit = 1,
@@ -136,26 +136,10 @@ int rkaccel_core_sched_init(struct rkaccel_core *core)
 		.name = "rkaccel-core",
 		.dev = core->rdev->ddev.dev,
 	};
-	int ret;
 
-	/*
-	 * High priority: the worker that starts the next job must not wait
-	 * behind the host's own threads (the library's layout copies), or
-	 * the core idles between two queued jobs.
-	 */
-	core->submit_wq = alloc_ordered_workqueue("rkaccel-core%u", WQ_HIGHPRI | WQ_MEM_RECLAIM,
-						  core->index);
-	if (!core->submit_wq)
-		return -ENOMEM;
-	args.submit_wq = core->submit_wq;
 	INIT_DELAYED_WORK(&core->watchdog, rkaccel_core_watchdog);
 	INIT_WORK(&core->fault_work, rkaccel_core_fault_work);
-	ret = drm_sched_init(&core->sched, &args);
-	if (ret) {
-		destroy_workqueue(core->submit_wq);
-		core->submit_wq = NULL;
-	}
-	return ret;
+	return drm_sched_init(&core->sched, &args);
 }
 
 void rkaccel_core_sched_fini(struct rkaccel_core *core)
@@ -163,8 +147,6 @@ void rkaccel_core_sched_fini(struct rkaccel_core *core)
 	cancel_delayed_work_sync(&core->watchdog);
 	flush_work(&core->fault_work);
 	drm_sched_fini(&core->sched);
-	destroy_workqueue(core->submit_wq);
-	core->submit_wq = NULL;
 }
 
 /* PC_TASK_CON: task number plus pp_en / count_clear / last-layer bits. */

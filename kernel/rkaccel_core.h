@@ -53,7 +53,6 @@ struct rkaccel_reg_ops {
  * @ops: register access.
  * @backend: backend private state (MMIO base or simulated core).
  * @sched: the core's job queue, one job in flight.
- * @submit_wq: @sched's worker: ordered, high priority.
  * @sched_self: a scheduler list of just @sched, to pin an entity's next job.
  * @queued: jobs pushed to this core and not yet done, for balancing.
  * @fence_context: dma_fence context of the core's hardware fences.
@@ -80,7 +79,6 @@ struct rkaccel_core {
 	void *backend;
 
 	struct drm_gpu_scheduler sched;
-	struct workqueue_struct *submit_wq;
 	struct drm_gpu_scheduler *sched_self;
 	atomic_t queued;
 	u64 fence_context;

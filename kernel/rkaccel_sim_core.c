@@ -521,11 +521,8 @@ static int __init rkaccel_sim_init(void)
 {
 	int ret;
 
-	/*
-	 * Unbound: the simulated cores run in parallel on different CPUs.
-	 * High priority: silicon runs beside the host's threads, not after them.
-	 */
-	sim_wq = alloc_workqueue("rkaccel-sim", WQ_UNBOUND | WQ_HIGHPRI, 0);
+	/* Unbound: the simulated cores run in parallel on different CPUs. */
+	sim_wq = alloc_workqueue("rkaccel-sim", WQ_UNBOUND, 0);
 	if (!sim_wq)
 		return -ENOMEM;
 	ret = rkaccel_hw_regs_register(&sim_regs);
