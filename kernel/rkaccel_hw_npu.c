@@ -3,8 +3,9 @@
  * Silicon backend, the whole NPU: the cores probe one by one, in any order;
  * each takes its slot (rkaccel_hw_core_slot()), and the one that completes
  * the set registers a "rkaccel-npu" platform device whose probe creates the
- * rkaccel device over all of them, or fails its own probe with it. A core that goes away takes the device
- * with it. One NPU per system: the SoCs have one.
+ * rkaccel device over all of them (or fails its own probe with it). A core
+ * that goes away takes the device with it. One NPU per system: the SoCs
+ * have one.
  */
 
 #include <drm/drm_drv.h>
