@@ -68,6 +68,31 @@ static unsigned int sim_host_delay_us;
 module_param(sim_host_delay_us, uint, 0644);
 MODULE_PARM_DESC(sim_host_delay_us, "Simulator: extra host time per executed task, us, a slow host for tests (default 0)");
 
+/* silicon's iommu_attach_group() failing, for the driver's error path */
+static atomic_t sim_fail_attach = ATOMIC_INIT(0);
+static int sim_fail_attach_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+	int ret = kstrtouint(val, 0, &n);
+
+	if (!ret)
+		atomic_set(&sim_fail_attach, n);
+	return ret;
+}
+
+static int sim_fail_attach_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&sim_fail_attach));
+}
+
+static const struct kernel_param_ops sim_fail_attach_ops = {
+	.set = sim_fail_attach_set,
+	.get = sim_fail_attach_get,
+};
+module_param_cb(sim_fail_attach, &sim_fail_attach_ops, NULL, 0644);
+MODULE_PARM_DESC(sim_fail_attach,
+		 "Simulator: fail this many next address-space attaches with -EIO (default 0)");
+
 static unsigned int resets;
 module_param(resets, uint, 0444);
 MODULE_PARM_DESC(resets, "Simulator: core resets so far, all cores (read-only, for tests)");
@@ -222,6 +247,9 @@ static int sim_attach_vm(void *priv, struct rkaccel_vm *vm)
 {
 	struct rkaccel_sim_core *sim = priv;
 	unsigned long flags;
+
+	if (atomic_add_unless(&sim_fail_attach, -1, 0))
+		return -EIO;
 
 	spin_lock_irqsave(&sim->lock, flags);
 	sim->vm = vm;

@@ -41,6 +41,7 @@ FIXTURE_SETUP(fence)
 
 #define SIM_RESETS_PATH		"/sys/module/rkaccel_sim/parameters/resets"
 #define SIM_HOST_DELAY_PATH	"/sys/module/rkaccel_sim/parameters/sim_host_delay_us"
+#define SIM_FAIL_ATTACH_PATH	"/sys/module/rkaccel_sim/parameters/sim_fail_attach"
 #define MAX_JOB_MS_PATH		"/sys/module/rkaccel/parameters/max_job_ms"
 #define MAX_JOB_MS_DEFAULT	30000
 
@@ -48,6 +49,7 @@ FIXTURE_TEARDOWN(fence)
 {
 	rkt_param_write_u64(MAX_JOB_MS_PATH, MAX_JOB_MS_DEFAULT);
 	rkt_param_write_u64(SIM_HOST_DELAY_PATH, 0);
+	rkt_param_write_u64(SIM_FAIL_ATTACH_PATH, 0);
 	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, self->sim_ns ? self->sim_ns : 10000);
 	rkaccel_close(self->dev);
 }
@@ -498,6 +500,31 @@ TEST_F(fence, fault_resets_the_core)
 	ASSERT_EQ(0, rkt_param_read_u64(SIM_RESETS_PATH, &after));
 	EXPECT_EQ(before + 1, after) TH_LOG("the faulted core was not reset");
 	ctx = new_ctx(self, 1);
+	ASSERT_EQ(0, sub1(self, ctx, &good, NULL, 0, ok, 0));
+	ASSERT_EQ(0, rkt_syncobj_wait(self->fd, ok, rkt_deadline_ms(10000)));
+	EXPECT_EQ(1, status_of(self->fd, ok));
+}
+
+/*
+ * The core cannot take the job's address space (silicon: iommu_attach_group
+ * failing): the job fails without starting, on no other address space, and
+ * the context and the core go on.
+ */
+TEST_F(fence, attach_failure_fails_the_job)
+{
+	uint32_t ctx = new_ctx(self, 1), out = new_syncobj(self->fd), ok = new_syncobj(self->fd);
+	struct drm_rkaccel_task t = slot_job(self, 0, 3, 0, NULL), good = slot_job(self, 1, 3, 0, NULL);
+	struct drm_rkaccel_ctx_query cq;
+	uint64_t left = 1;
+
+	ASSERT_EQ(0, rkt_param_write_u64(SIM_FAIL_ATTACH_PATH, 1));
+	ASSERT_EQ(0, sub1(self, ctx, &t, NULL, 0, out, 0));
+	ASSERT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(10000)));
+	EXPECT_EQ(-EIO, status_of(self->fd, out)) TH_LOG("ran without its address space");
+	ASSERT_EQ(0, rkt_param_read_u64(SIM_FAIL_ATTACH_PATH, &left));
+	EXPECT_EQ(0, left);
+	ASSERT_EQ(0, rkt_ctx_query(self->fd, ctx, &cq));
+	EXPECT_EQ(DRM_RKACCEL_CTX_OK, cq.state);
 	ASSERT_EQ(0, sub1(self, ctx, &good, NULL, 0, ok, 0));
 	ASSERT_EQ(0, rkt_syncobj_wait(self->fd, ok, rkt_deadline_ms(10000)));
 	EXPECT_EQ(1, status_of(self->fd, ok));
