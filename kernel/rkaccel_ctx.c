@@ -9,6 +9,7 @@
 #include <drm/drm_print.h>
 #include <linux/bits.h>
 #include <linux/capability.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 
 #include "rkaccel_core.h"
@@ -61,14 +62,30 @@ bool rkaccel_ctx_closed(struct rkaccel_ctx *ctx)
 }
 
 /*
+ * How long a closing exiting task waits for the queued jobs: a SIGKILLed
+ * submitter gets drm_sched's grace and then cancels what has not started;
+ * any other exiting task (a normal exit, or a killed fork child that held
+ * the last inherited fd) lets them run, as a close does. The watchdog
+ * bounds each job, so the wait ends.
+ */
+static long rkaccel_ctx_flush_timeout(struct rkaccel_ctx *ctx)
+{
+	if ((current->flags & PF_EXITING) && current->exit_code == SIGKILL &&
+	    READ_ONCE(ctx->entity.last_user) == current->group_leader)
+		return MAX_WAIT_SCHED_ENTITY_Q_EMPTY;
+	return MAX_SCHEDULE_TIMEOUT;
+}
+
+/*
  * No SUBMIT pushes to the entity any more; the jobs queued on it are still
- * handed to the cores before it goes (a SIGKILLed process cancels them).
+ * handed to the cores before it goes (a SIGKILLed submitter cancels them).
  */
 static void rkaccel_ctx_destroy(struct rkaccel_ctx *ctx)
 {
 	scoped_guard(mutex, &ctx->rfile->rdev->balance_lock)
 		ctx->closed = true;
-	drm_sched_entity_destroy(&ctx->entity);
+	drm_sched_entity_flush(&ctx->entity, rkaccel_ctx_flush_timeout(ctx));
+	drm_sched_entity_fini(&ctx->entity);
 	rkaccel_ctx_put(ctx);
 }
 

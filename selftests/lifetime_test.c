@@ -243,6 +243,58 @@ TEST_F_TIMEOUT(life, close_with_queued_jobs_runs_them, 120)
 	EXPECT_EQ(bos, rkt_debugfs_settle("bos", bos));
 }
 
+TEST_F_TIMEOUT(life, killed_fork_child_with_the_last_fd_lets_jobs_run, 120)
+{
+	/*
+	 * A child forked with the file open holds the last reference when
+	 * the parent has closed it; SIGKILLed, the child's exit releases the
+	 * file. It submitted nothing: the queued jobs still run. Before,
+	 * drm_sched_entity_destroy() gave an exiting task 1 s and then
+	 * cancelled the rest with -ESRCH.
+	 */
+	const unsigned int n = 60;	/* 40 ms each on one core: 2.4 s queued */
+	unsigned int ok = 0, bad = 0;
+	int fd = rkt_open_fd(), sfd[60], status;
+	struct drm_rkaccel_task t;
+	struct rkt_bo cmd;
+	uint32_t ctx;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 2000000));
+	ASSERT_EQ(0, chain_bo(fd, 20, &cmd, &t));
+	ASSERT_EQ(0, rkt_ctx_create(fd, 1, DRM_RKACCEL_PRIORITY_NORMAL, &ctx));
+	for (unsigned int i = 0; i < n; i++) {
+		struct drm_rkaccel_submit_bo b = { .handle = cmd.handle };
+		uint32_t out;
+
+		ASSERT_EQ(0, rkt_syncobj_create(fd, &out));
+		ASSERT_EQ(0, rkt_submit(fd, ctx, &t, 1, &b, 1, NULL, 0, out, 0));
+		sfd[i] = export_fence(fd, out);
+		ASSERT_LE(0, sfd[i]);
+	}
+	munmap(cmd.map, cmd.map_len);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		for (;;)
+			pause();
+	}
+	close(fd);	/* the child's copy is the last */
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	for (unsigned int i = 0; i < n; i++) {
+		EXPECT_EQ(0, sync_file_wait(sfd[i], 30000));
+		if (sync_file_status(sfd[i]) == 1)
+			ok++;
+		else
+			bad++;
+		close(sfd[i]);
+	}
+	TH_LOG("%u of %u jobs queued when the child died completed", ok, n);
+	EXPECT_EQ(0, bad);
+}
+
 TEST_F_TIMEOUT(life, rmmod_with_closed_files_job_running, 120)
 {
 	/*
