@@ -415,7 +415,8 @@ static int cmd_desc(const char *path, const char *out)
 		goto out;
 
 	/* shapes before reading: the file sizes depend on them */
-	desc = (struct rkaccel_model_desc) { st->rows, st->num_layers, st->layers };
+	desc = (struct rkaccel_model_desc) { .rows = st->rows, .num_layers = st->num_layers,
+					     .layers = st->layers };
 	for (uint32_t i = 0; i < st->num_layers; i++) {
 		struct rkaccel_layer_desc *l = &st->layers[i];
 		char ctx[32];
