@@ -76,7 +76,8 @@
 #define R_WSCALES_OFFSET	112
 #define R_WSCALES_SIZE		120
 
-#define LAYER_FLAGS		(RKACCEL_LAYER_RELU | RKACCEL_LAYER_OUT_INT32 | RKACCEL_LAYER_ADD)
+#define LAYER_FLAGS_V1		(RKACCEL_LAYER_RELU | RKACCEL_LAYER_OUT_INT32)
+#define LAYER_FLAGS		(LAYER_FLAGS_V1 | RKACCEL_LAYER_ADD)
 
 struct rkaccel_model {
 	struct rkaccel_model_desc desc;
@@ -821,6 +822,9 @@ int rkaccel_model_parse(const void *buf, size_t len, struct rkaccel_model **mode
 				   "layer %u: shape in_features %u, out_features %u out of range 1..%u",
 				   i, l->in_features, l->out_features,
 				   RKACCEL_MODEL_MAX_FEATURES);
+		if (major == 1 && l->flags & ~LAYER_FLAGS_V1)
+			return bad(msg, msg_len, "layer %u: unknown flags 0x%x", i,
+				   l->flags & ~LAYER_FLAGS_V1);
 		*sc = (struct range) { .layer = i, .what = "weight_scales" };
 		if (major >= 2) {
 			ret = parse_record2(r, l, sc, &ssize, i, msg, msg_len);
@@ -1195,7 +1199,7 @@ int rkaccel_model_random(uint32_t seed, uint32_t rows, uint32_t num_layers,
 	int ret;
 
 	if (!features || !model || num_layers < 1 || num_layers > RKACCEL_MODEL_MAX_LAYERS ||
-	    (flags_last & ~LAYER_FLAGS))
+	    (flags_last & ~LAYER_FLAGS_V1))
 		return -EINVAL;
 	for (uint32_t i = 0; i <= num_layers; i++)
 		if (features[i] < 1 || features[i] > RKACCEL_MODEL_MAX_FEATURES)

@@ -611,7 +611,7 @@ struct edit {
 
 static const struct edit edits[] = {
 	{ "magic", 0, 32, 0x4c4d4b53, -EINVAL, "magic" },
-	{ "major 2", H_MAJOR, 16, 2, -ENOTSUP, "newer" },
+	{ "major 3", H_MAJOR, 16, 3, -ENOTSUP, "newer" },
 	{ "major 0", H_MAJOR, 16, 0, -EINVAL, "version" },
 	{ "header_size", H_HEADER_SIZE, 32, 128, -EINVAL, "header_size" },
 	{ "record_size", H_RECORD_SIZE, 32, 32, -EINVAL, "record_size" },
