@@ -70,9 +70,7 @@
 #define R_PAD_BOTTOM		88
 #define R_PAD_RIGHT		92
 #define R_ADD_INPUT		96
-#define R_OUT_HEIGHT		100
-#define R_OUT_WIDTH		104
-#define R_RESERVED2		108
+#define R_RESERVED2		100	/* to 112 */
 #define R_WSCALES_OFFSET	112
 #define R_WSCALES_SIZE		120
 
@@ -735,8 +733,8 @@ static int parse_record2(const uint8_t *r, struct rkaccel_layer_desc *l, struct 
 	l->pad_bottom = get32(r + R_PAD_BOTTOM);
 	l->pad_right = get32(r + R_PAD_RIGHT);
 	l->add_input = get32(r + R_ADD_INPUT);
-	if (get32(r + R_RESERVED2))
-		return bad(msg, msg_len, "layer %u: reserved record bytes 108..111 are not zero", i);
+	if (get32(r + R_RESERVED2) || get64(r + R_RESERVED2 + 4))
+		return bad(msg, msg_len, "layer %u: reserved record bytes 100..111 are not zero", i);
 	/* the sizes below rely on the op and kernel's bounds */
 	if (check_op(l, i, msg, msg_len))
 		return -EINVAL;
