@@ -55,6 +55,18 @@ static const char resnet[] =
 	"fc 17 relu\n"
 	"fc 5 int32\n";
 
+/* Odd sizes: 13x11 input, 3, 17 and 33 channels, padding different on each side. */
+static const char odd[] =
+	"input 13x11x3\n"
+	"conv 3x3 s2 c17 pad 1,0,2,1\n"
+	"dw 5x5 s1 pc\n"
+	"add 1\n"
+	"maxpool 3x3 s2 pad 1\n"
+	"conv 7x7 s1 c33\n"
+	"avgpool 2x2 s1\n"
+	"pw c3 linear\n"
+	"fc 7 relu int32\n";
+
 FIXTURE(net) {
 	struct rkaccel_device *dev;
 	struct rkaccel_info info;
@@ -65,12 +77,13 @@ FIXTURE(net) {
 };
 
 FIXTURE_VARIANT(net) {
-	const char *text;
+	const char *name, *text;
 	uint32_t seed;
 };
 
-FIXTURE_VARIANT_ADD(net, mobilenet) { .text = mobilenet, .seed = 15 };
-FIXTURE_VARIANT_ADD(net, resnet) { .text = resnet, .seed = 16 };
+FIXTURE_VARIANT_ADD(net, mobilenet) { .name = "mobilenet", .text = mobilenet, .seed = 15 };
+FIXTURE_VARIANT_ADD(net, resnet) { .name = "resnet", .text = resnet, .seed = 16 };
+FIXTURE_VARIANT_ADD(net, odd) { .name = "odd", .text = odd, .seed = 17 };
 
 FIXTURE_SETUP(net)
 {
@@ -163,7 +176,7 @@ TEST_F(net, program_shape)
 	EXPECT_LE(rkaccel_model_desc(self->model)->num_layers, rkaccel_program_tasks(prog));
 	EXPECT_EQ(1, rkaccel_program_starts(prog));
 	ksft_print_msg("%s: %u layers, %u tasks, %llu MACs, %zu weight bytes\n",
-		       variant->seed == 15 ? "mobilenet" : "resnet",
+		       variant->name,
 		       rkaccel_model_desc(self->model)->num_layers, rkaccel_program_tasks(prog),
 		       (unsigned long long)rkaccel_program_macs(prog),
 		       rkaccel_program_size(prog, RKACCEL_BUF_WEIGHTS));
@@ -205,7 +218,7 @@ TEST_F(net, modelled_time)
 		best = ns < best ? ns : best;
 	}
 	ksft_print_msg("%s: modelled %.1f us per inference at 1 GHz, %llu MACs, %.1f%% of 1024 MAC/cycle\n",
-		       variant->seed == 15 ? "mobilenet" : "resnet", best / 1000.0 / 1000.0,
+		       variant->name, best / 1000.0 / 1000.0,
 		       (unsigned long long)macs, 100.0 * (double)macs / (best / 1000.0) / 1024.0);
 	EXPECT_LE(macs / 1024, best / 1000);
 }
