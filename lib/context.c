@@ -41,7 +41,7 @@ struct ctx_shared {
 	struct ctx_bo weights;
 	uint32_t num_cores;
 	uint32_t avail_mask;		/* cores present: rkaccel_info.core_mask */
-	uint32_t rows, in_features, out_features, out_bytes;
+	uint32_t rows, out_rows, in_features, out_features, out_bytes;	/* out_rows: pixels */
 	float in_scale, out_scale;
 	int32_t in_zp, out_zp;
 };
@@ -208,8 +208,11 @@ static void shared_put(struct ctx_shared *sh)
 static void shared_shape(struct ctx_shared *sh, const struct rkaccel_model_desc *d)
 {
 	const struct rkaccel_layer_desc *last = &d->layers[d->num_layers - 1];
+	struct rkaccel_tensor_shape out;
 
+	rkaccel_model_tensor(d, d->num_layers, &out);
 	sh->rows = d->rows;
+	sh->out_rows = out.height * out.width;
 	sh->in_features = d->layers[0].in_features;
 	sh->out_features = last->out_features;
 	sh->out_bytes = last->flags & RKACCEL_LAYER_OUT_INT32 ? 4 : 1;
@@ -430,7 +433,7 @@ static int ctx_set_copies(struct rkaccel_ctx *c, uint32_t want)
 /* Native bytes of one slice's input (@out false) or output (@out true). */
 static size_t native_slice(const struct ctx_shared *sh, bool out)
 {
-	return out ? rkaccel_native_size(sh->rows, sh->out_features, sh->out_bytes) :
+	return out ? rkaccel_native_size(sh->out_rows, sh->out_features, sh->out_bytes) :
 		     rkaccel_native_size(sh->rows, sh->in_features, 1);
 }
 
@@ -697,12 +700,12 @@ int rkaccel_ctx_query_tensor(const struct rkaccel_ctx *ctx, enum rkaccel_buffer 
 	memset(attr, 0, sizeof(*attr));
 	attr->n_dims = 3;
 	attr->dims[0] = ctx->batch;
-	attr->dims[1] = sh->rows;
+	attr->dims[1] = b ? sh->out_rows : sh->rows;
 	attr->dims[2] = b ? sh->out_features : sh->in_features;
 	attr->type = b && sh->out_bytes == 4 ? RKACCEL_TENSOR_INT32 : RKACCEL_TENSOR_INT8;
 	attr->scale = b ? sh->out_scale : sh->in_scale;
 	attr->zero_point = b ? sh->out_zp : sh->in_zp;
-	attr->size = (size_t)ctx->batch * sh->rows * attr->dims[2] * (b ? sh->out_bytes : 1);
+	attr->size = (size_t)ctx->batch * attr->dims[1] * attr->dims[2] * (b ? sh->out_bytes : 1);
 	attr->native_size = ctx->batch * native_slice(sh, b);
 	return 0;
 }
@@ -724,7 +727,7 @@ static size_t slice_in_size(const struct ctx_shared *sh)
 
 static size_t slice_out_size(const struct ctx_shared *sh)
 {
-	return (size_t)sh->rows * sh->out_features * sh->out_bytes;
+	return (size_t)sh->out_rows * sh->out_features * sh->out_bytes;
 }
 
 size_t rkaccel_ctx_input_size(const struct rkaccel_ctx *ctx)
@@ -906,7 +909,7 @@ static int run_slice(struct run_job *j, uint32_t i)
 		ret = ctx_last_core(j->c, &si->core);
 	if (ret || !j->in)
 		return ret;
-	return rkaccel_from_native(nout, native_slice(sh, true), sh->rows, sh->out_features,
+	return rkaccel_from_native(nout, native_slice(sh, true), sh->out_rows, sh->out_features,
 				   sh->out_bytes, j->out + i * slice_out_size(sh));
 }
 

@@ -60,4 +60,13 @@ static inline uint32_t native_planes(uint32_t channels, uint32_t elem_bytes)
 	return ALIGN_UP(channels, NATIVE_CHANNEL_ALIGN) * elem_bytes / RKNPU_ATOM_BYTES;
 }
 
+/* A validated copy of @d that owns its arrays (lib/model.c). */
+int model_copy(const struct rkaccel_model_desc *d, struct rkaccel_model **out, char *msg,
+	       size_t msg_len);
+
+/* The seeded generator's integer-only helpers (lib/model.c). */
+uint64_t rng_next(uint64_t *s);
+int32_t rng_range(uint64_t *s, int32_t lo, int32_t hi);
+uint64_t isqrt(uint64_t v);
+
 #endif /* RKACCEL_INTERNAL_H */

@@ -12,13 +12,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rkaccel.h"
+#include "internal.h"
 
 /* File layout, version 1.0. */
 #define MAGIC			"RKML"
@@ -55,7 +56,26 @@
 #define R_BIAS_OFFSET		48
 #define R_BIAS_SIZE		56
 
-#define LAYER_FLAGS		(RKACCEL_LAYER_RELU | RKACCEL_LAYER_OUT_INT32)
+/* Version 2.0: the header's bytes 44..51 and a 128-byte record's second half. */
+#define H2_HEIGHT		44
+#define H2_WIDTH		48
+#define H2_RESERVED		52	/* to 64 */
+#define RECORD2_SIZE		128u
+#define R_OP			64
+#define R_KERNEL_W		68
+#define R_KERNEL_H		72
+#define R_STRIDE		76
+#define R_PAD_TOP		80
+#define R_PAD_LEFT		84
+#define R_PAD_BOTTOM		88
+#define R_PAD_RIGHT		92
+#define R_ADD_INPUT		96
+#define R_RESERVED2		100	/* to 112 */
+#define R_WSCALES_OFFSET	112
+#define R_WSCALES_SIZE		120
+
+#define LAYER_FLAGS_V1		(RKACCEL_LAYER_RELU | RKACCEL_LAYER_OUT_INT32)
+#define LAYER_FLAGS		(LAYER_FLAGS_V1 | RKACCEL_LAYER_ADD)
 
 struct rkaccel_model {
 	struct rkaccel_model_desc desc;
@@ -181,6 +201,35 @@ static uint32_t file_crc(const uint8_t *img, size_t len)
 	return crc32_update(crc, img + H_CHECKSUM + 4, len - H_CHECKSUM - 4);
 }
 
+/* --- array sizes --------------------------------------------------------- */
+
+/* Bytes of a layer's weights; the kernel fields are range-checked or zero. */
+static uint64_t weights_size(const struct rkaccel_layer_desc *l)
+{
+	uint64_t taps = (uint64_t)(l->kernel_w ? l->kernel_w : 1) * (l->kernel_h ? l->kernel_h : 1);
+
+	switch (l->op) {
+	case RKACCEL_OP_FC:
+		return (uint64_t)l->in_features * l->out_features;
+	case RKACCEL_OP_CONV:
+		return (uint64_t)l->in_features * l->out_features * taps;
+	case RKACCEL_OP_DWCONV:
+		return (uint64_t)l->out_features * taps;
+	default:
+		return 0;
+	}
+}
+
+static uint64_t bias_size(const struct rkaccel_layer_desc *l)
+{
+	return l->op <= RKACCEL_OP_DWCONV ? (uint64_t)l->out_features * sizeof(int32_t) : 0;
+}
+
+static uint64_t wscales_size(const struct rkaccel_layer_desc *l)
+{
+	return l->weight_scales ? (uint64_t)l->out_features * sizeof(float) : 0;
+}
+
 /* --- validation ---------------------------------------------------------- */
 
 /* set_msg() and -EINVAL. */
@@ -206,6 +255,206 @@ static int check_scale(const char *name, unsigned int i, float f, char *msg, siz
 	return bad(msg, msg_len,
 		   "layer %u: %s %g (bits 0x%08x) is not a positive normal finite number",
 		   i, name, (double)f, float_bits(f));
+}
+
+/* --- graphs (version 2.0) ------------------------------------------------ */
+
+static bool has_weights(const struct rkaccel_layer_desc *l)
+{
+	return l->op <= RKACCEL_OP_DWCONV;
+}
+
+static bool is_pool(const struct rkaccel_layer_desc *l)
+{
+	return l->op == RKACCEL_OP_MAXPOOL || l->op == RKACCEL_OP_AVGPOOL;
+}
+
+/* Whether @d needs version 2.0: anything a fully connected stack does not have. */
+static bool is_graph(const struct rkaccel_model_desc *d)
+{
+	if (d->height || d->width)
+		return true;
+	for (uint32_t i = 0; i < d->num_layers; i++) {
+		const struct rkaccel_layer_desc *l = &d->layers[i];
+
+		if (l->op || l->kernel_w || l->kernel_h || l->stride || l->pad_top ||
+		    l->pad_left || l->pad_bottom || l->pad_right || l->add_input ||
+		    l->weight_scales || (l->flags & RKACCEL_LAYER_ADD))
+			return true;
+	}
+	return false;
+}
+
+/* Output size of a window of @k with @pads and @stride over @in; 0 if none fits. */
+static uint32_t window_out(uint32_t in, uint32_t k, uint32_t pad0, uint32_t pad1, uint32_t s)
+{
+	uint64_t span = (uint64_t)in + pad0 + pad1;
+
+	if (!s || span < k)
+		return 0;
+	return (uint32_t)((span - k) / s + 1);
+}
+
+/* Shape of layer @l's output for an input of @h x @w. */
+static void layer_out_hw(const struct rkaccel_layer_desc *l, uint32_t h, uint32_t w,
+			 uint32_t *oh, uint32_t *ow)
+{
+	if (l->op == RKACCEL_OP_FC) {
+		*oh = h;
+		*ow = w;
+	} else if (l->op == RKACCEL_OP_AVGPOOL && !l->kernel_w && !l->kernel_h) {
+		*oh = 1;
+		*ow = 1;
+	} else {
+		*oh = window_out(h, l->kernel_h, l->pad_top, l->pad_bottom, l->stride);
+		*ow = window_out(w, l->kernel_w, l->pad_left, l->pad_right, l->stride);
+	}
+}
+
+/* Shapes of tensors 0..num_layers; layers already range-checked up to @upto. */
+static void tensor_shapes(const struct rkaccel_model_desc *d, uint32_t upto,
+			  struct rkaccel_tensor_shape *t)
+{
+	t[0] = (struct rkaccel_tensor_shape){
+		.height = d->height ? d->height : d->rows, .width = d->width ? d->width : 1,
+		.channels = d->layers[0].in_features, .scale = d->layers[0].in_scale,
+		.zero_point = d->layers[0].in_zero_point,
+	};
+	for (uint32_t i = 0; i < upto; i++) {
+		const struct rkaccel_layer_desc *l = &d->layers[i];
+
+		layer_out_hw(l, t[i].height, t[i].width, &t[i + 1].height, &t[i + 1].width);
+		t[i + 1].channels = l->out_features;
+		t[i + 1].scale = l->out_scale;
+		t[i + 1].zero_point = l->out_zero_point;
+	}
+}
+
+int rkaccel_model_tensor(const struct rkaccel_model_desc *desc, uint32_t t,
+			 struct rkaccel_tensor_shape *shape)
+{
+	struct rkaccel_tensor_shape all[RKACCEL_MODEL_MAX_LAYERS + 1];
+
+	if (!desc || !shape || !desc->layers || t > desc->num_layers ||
+	    desc->num_layers > RKACCEL_MODEL_MAX_LAYERS)
+		return -EINVAL;
+	tensor_shapes(desc, desc->num_layers, all);
+	*shape = all[t];
+	return 0;
+}
+
+/* Kernel, stride and padding of a convolution or pool. */
+static int check_window(const struct rkaccel_layer_desc *l, unsigned int i, uint32_t kmax,
+			uint32_t smax, char *msg, size_t msg_len)
+{
+	if (l->op == RKACCEL_OP_AVGPOOL && !l->kernel_w && !l->kernel_h) {
+		if (l->stride || l->pad_top || l->pad_left || l->pad_bottom || l->pad_right)
+			return bad(msg, msg_len,
+				   "layer %u: a global average pool takes no stride or padding", i);
+		return 0;
+	}
+	if (l->kernel_w < 1 || l->kernel_w > kmax || l->kernel_h < 1 || l->kernel_h > kmax)
+		return bad(msg, msg_len, "layer %u: kernel %ux%u out of range 1..%u", i,
+			   l->kernel_w, l->kernel_h, kmax);
+	if (l->stride < 1 || l->stride > smax)
+		return bad(msg, msg_len, "layer %u: stride %u out of range 1..%u", i, l->stride,
+			   smax);
+	if (l->pad_top >= l->kernel_h || l->pad_bottom >= l->kernel_h ||
+	    l->pad_left >= l->kernel_w || l->pad_right >= l->kernel_w)
+		return bad(msg, msg_len,
+			   "layer %u: padding %u,%u,%u,%u (top, left, bottom, right) not below the kernel",
+			   i, l->pad_top, l->pad_left, l->pad_bottom, l->pad_right);
+	return 0;
+}
+
+/* What each operation allows of the 2.0 fields. */
+static int check_op(const struct rkaccel_layer_desc *l, unsigned int i, char *msg,
+		    size_t msg_len)
+{
+	if (l->op >= RKACCEL_OP_COUNT)
+		return bad(msg, msg_len, "layer %u: unknown op %u", i, l->op);
+	if (l->op == RKACCEL_OP_FC) {
+		if (l->kernel_w || l->kernel_h || l->stride || l->pad_top || l->pad_left ||
+		    l->pad_bottom || l->pad_right)
+			return bad(msg, msg_len,
+				   "layer %u: a fully connected layer has no kernel, stride or padding",
+				   i);
+		return 0;
+	}
+	if (!is_pool(l))
+		return check_window(l, i, 7, 2, msg, msg_len);
+	if (l->op == RKACCEL_OP_MAXPOOL && !l->kernel_w && !l->kernel_h)
+		return bad(msg, msg_len, "layer %u: max pooling needs a kernel", i);
+	if (l->flags)
+		return bad(msg, msg_len, "layer %u: flags 0x%x on a pool", i, l->flags);
+	if (l->weight_scales)
+		return bad(msg, msg_len, "layer %u: weight_scales on a pool", i);
+	if (l->out_zero_point != l->in_zero_point ||
+	    float_bits(l->out_scale) != float_bits(l->in_scale))
+		return bad(msg, msg_len,
+			   "layer %u: a pool keeps the quantization: out_scale %.9g, out_zero_point %d differ from the input's",
+			   i, (double)l->out_scale, l->out_zero_point);
+	return check_window(l, i, 16, 16, msg, msg_len);
+}
+
+/* Shapes, the residual input, per-channel scales: what needs the tensors. */
+static int check_graph_layer(const struct rkaccel_layer_desc *l, unsigned int i,
+			     const struct rkaccel_tensor_shape *t, char *msg, size_t msg_len)
+{
+	int ret = check_op(l, i, msg, msg_len);
+
+	if (ret)
+		return ret;
+	if ((l->op == RKACCEL_OP_DWCONV || is_pool(l)) && l->out_features != l->in_features)
+		return bad(msg, msg_len, "layer %u: out_features %u must equal in_features %u",
+			   i, l->out_features, l->in_features);
+	if (!t[i + 1].height || !t[i + 1].width)
+		return bad(msg, msg_len, "layer %u: the window does not fit the %ux%u input", i,
+			   t[i].height, t[i].width);
+	if (!(l->flags & RKACCEL_LAYER_ADD)) {
+		if (l->add_input)
+			return bad(msg, msg_len, "layer %u: add_input %u without flag ADD", i,
+				   l->add_input);
+	} else if (l->add_input > i) {
+		return bad(msg, msg_len, "layer %u: add_input %u is not an earlier tensor", i,
+			   l->add_input);
+	} else if (l->flags & RKACCEL_LAYER_OUT_INT32) {
+		return bad(msg, msg_len, "layer %u: flag ADD needs an int8 output", i);
+	} else if (t[l->add_input].height != t[i + 1].height ||
+		   t[l->add_input].width != t[i + 1].width ||
+		   t[l->add_input].channels != t[i + 1].channels) {
+		return bad(msg, msg_len, "layer %u: add_input %u is %ux%ux%u, the output %ux%ux%u",
+			   i, l->add_input, t[l->add_input].height, t[l->add_input].width,
+			   t[l->add_input].channels, t[i + 1].height, t[i + 1].width,
+			   t[i + 1].channels);
+	}
+	for (uint32_t n = 0; l->weight_scales && n < l->out_features; n++) {
+		float f = l->weight_scales[n];
+
+		if (!scale_ok(f) || f > l->weight_scale)
+			return bad(msg, msg_len,
+				   "layer %u: weight_scales[%u] %g is not a positive normal number up to weight_scale",
+				   i, n, (double)f);
+	}
+	return 0;
+}
+
+/* The input shape, then every layer against the tensors before it. */
+static int check_graph(const struct rkaccel_model_desc *d, char *msg, size_t msg_len)
+{
+	struct rkaccel_tensor_shape t[RKACCEL_MODEL_MAX_LAYERS + 1];
+	int ret;
+
+	if ((d->height || d->width) && (uint64_t)d->height * d->width != d->rows)
+		return bad(msg, msg_len, "height %u x width %u is not rows %u", d->height,
+			   d->width, d->rows);
+	tensor_shapes(d, d->num_layers, t);
+	for (uint32_t i = 0; i < d->num_layers; i++) {
+		ret = check_graph_layer(&d->layers[i], i, t, msg, msg_len);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 static int check_layer(const struct rkaccel_layer_desc *l, unsigned int i, int last,
@@ -241,6 +490,8 @@ static int check_layer(const struct rkaccel_layer_desc *l, unsigned int i, int l
 		ret = check_scale("out_scale", i, l->out_scale, msg, msg_len);
 	if (ret)
 		return ret;
+	if (!has_weights(l))
+		return 0;
 	if (!l->weights)
 		return bad(msg, msg_len, "layer %u: weights is NULL", i);
 	if (!l->bias)
@@ -296,29 +547,21 @@ int rkaccel_model_validate(const struct rkaccel_model_desc *desc, char *msg, siz
 		const struct rkaccel_layer_desc *l = &desc->layers[i];
 
 		ret = check_layer(l, i, i == desc->num_layers - 1, msg, msg_len);
+		if (!ret)
+			ret = check_op(l, i, msg, msg_len);
 		if (!ret && i)
 			ret = check_chain(&desc->layers[i - 1], l, i, msg, msg_len);
 		if (ret)
 			return ret;
-		weight_bytes += (uint64_t)l->in_features * l->out_features;
+		weight_bytes += weights_size(l);
 	}
 	if (weight_bytes > RKACCEL_MODEL_MAX_WEIGHT_BYTES)
 		return bad(msg, msg_len, "total weights %llu bytes exceed the limit of %u",
 			   (unsigned long long)weight_bytes, RKACCEL_MODEL_MAX_WEIGHT_BYTES);
-	return 0;
+	return check_graph(desc, msg, msg_len);
 }
 
 /* --- the model object ---------------------------------------------------- */
-
-static uint64_t weights_size(const struct rkaccel_layer_desc *l)
-{
-	return (uint64_t)l->in_features * l->out_features;
-}
-
-static uint64_t bias_size(const struct rkaccel_layer_desc *l)
-{
-	return (uint64_t)l->out_features * sizeof(int32_t);
-}
 
 /*
  * A model for the shapes in @layers (features already range-checked) with
@@ -332,7 +575,8 @@ static int model_alloc(uint32_t rows, uint32_t num_layers,
 	uint8_t *p;
 
 	for (uint32_t i = 0; i < num_layers; i++)
-		size = align_up(align_up(size + weights_size(&layers[i])) + bias_size(&layers[i]));
+		size = align_up(align_up(align_up(size + weights_size(&layers[i])) +
+					 bias_size(&layers[i])) + wscales_size(&layers[i]));
 	if (size > SIZE_MAX)
 		return -ENOMEM;
 	m = calloc(1, sizeof(*m));
@@ -351,6 +595,14 @@ static int model_alloc(uint32_t rows, uint32_t num_layers,
 		p += align_up(weights_size(&layers[i]));
 		m->layers[i].bias = (const int32_t *)(void *)p;
 		p += align_up(bias_size(&layers[i]));
+		if (!has_weights(&layers[i])) {
+			m->layers[i].weights = NULL;
+			m->layers[i].bias = NULL;
+		}
+		if (layers[i].weight_scales) {
+			m->layers[i].weight_scales = (const float *)(void *)p;
+			p += align_up(wscales_size(&layers[i]));
+		}
 	}
 	m->desc.rows = rows;
 	m->desc.num_layers = num_layers;
@@ -385,6 +637,8 @@ struct range {
 static int check_range(const struct range *r, uint64_t size, uint64_t want, uint64_t data_start,
 		       uint64_t file_size, char *msg, size_t msg_len)
 {
+	if (!size && !want && !r->start)
+		return 0;	/* a pool's absent arrays */
 	if (size != want)
 		return bad(msg, msg_len, "layer %u: %s size %llu bytes, the shape needs %llu",
 			   r->layer, r->what, (unsigned long long)size, (unsigned long long)want);
@@ -408,8 +662,9 @@ static int check_range(const struct range *r, uint64_t size, uint64_t want, uint
 
 /* Read the fixed header; everything but the layer records and data. */
 static int parse_header(const uint8_t *img, size_t len, uint32_t *header_size,
-			uint32_t *record_size, char *msg, size_t msg_len)
+			uint32_t *record_size, uint16_t *major_out, char *msg, size_t msg_len)
 {
+	uint32_t rec_min;
 	uint16_t major, minor;
 	uint64_t file_size;
 	uint32_t crc, want;
@@ -428,14 +683,16 @@ static int parse_header(const uint8_t *img, size_t len, uint32_t *header_size,
 	}
 	if (major < 1)
 		return bad(msg, msg_len, "bad version %u.%u", major, minor);
+	*major_out = major;
+	rec_min = major == 1 ? RECORD_SIZE : RECORD2_SIZE;
 	*header_size = get32(img + H_HEADER_SIZE);
 	*record_size = get32(img + H_RECORD_SIZE);
 	if (minor == 0 ? *header_size != HEADER_SIZE :
 	    *header_size < HEADER_SIZE || *header_size > MAX_EXT_SIZE)
 		return bad(msg, msg_len, "header_size %u wrong for version %u.%u",
 			   *header_size, major, minor);
-	if (minor == 0 ? *record_size != RECORD_SIZE :
-	    *record_size < RECORD_SIZE || *record_size > MAX_EXT_SIZE)
+	if (minor == 0 ? *record_size != rec_min :
+	    *record_size < rec_min || *record_size > MAX_EXT_SIZE)
 		return bad(msg, msg_len, "layer record_size %u wrong for version %u.%u",
 			   *record_size, major, minor);
 	file_size = get64(img + H_FILE_SIZE);
@@ -455,19 +712,65 @@ static int parse_header(const uint8_t *img, size_t len, uint32_t *header_size,
 		return bad(msg, msg_len, "unknown header flags 0x%x", get32(img + H_FLAGS));
 	if (get32(img + H_RESERVED0))
 		return bad(msg, msg_len, "reserved header bytes 28..31 are not zero");
-	for (unsigned int i = H_RESERVED1; i < HEADER_SIZE; i++)
+	for (unsigned int i = major == 1 ? H_RESERVED1 : H2_RESERVED; i < HEADER_SIZE; i++)
 		if (img[i])
 			return bad(msg, msg_len, "reserved header byte %u is not zero", i);
 	return 0;
+}
+
+/* The 2.0 half of a layer record; the weight scales' place goes to @sc. */
+static int parse_record2(const uint8_t *r, struct rkaccel_layer_desc *l, struct range *sc,
+			 uint64_t *ssize, unsigned int i, char *msg, size_t msg_len)
+{
+	static const float present = 1.0f;	/* non-NULL until the copy */
+
+	l->op = get32(r + R_OP);
+	l->kernel_w = get32(r + R_KERNEL_W);
+	l->kernel_h = get32(r + R_KERNEL_H);
+	l->stride = get32(r + R_STRIDE);
+	l->pad_top = get32(r + R_PAD_TOP);
+	l->pad_left = get32(r + R_PAD_LEFT);
+	l->pad_bottom = get32(r + R_PAD_BOTTOM);
+	l->pad_right = get32(r + R_PAD_RIGHT);
+	l->add_input = get32(r + R_ADD_INPUT);
+	if (get32(r + R_RESERVED2) || get64(r + R_RESERVED2 + 4))
+		return bad(msg, msg_len, "layer %u: reserved record bytes 100..111 are not zero", i);
+	/* the sizes below rely on the op and kernel's bounds */
+	if (check_op(l, i, msg, msg_len))
+		return -EINVAL;
+	sc->start = get64(r + R_WSCALES_OFFSET);
+	*ssize = get64(r + R_WSCALES_SIZE);
+	if (*ssize)
+		l->weight_scales = &present;
+	else if (sc->start)
+		return bad(msg, msg_len, "layer %u: weight_scales offset %llu with size 0", i,
+			   (unsigned long long)sc->start);
+	return 0;
+}
+
+/* Copy a layer's arrays out of the file image. */
+static void copy_arrays(const uint8_t *img, const struct range *rg,
+			struct rkaccel_layer_desc *l)
+{
+	int32_t *bias = (int32_t *)l->bias;
+	float *sc = (float *)l->weight_scales;
+
+	if (l->weights)
+		memcpy((int8_t *)l->weights, img + rg[0].start, weights_size(l));
+	for (uint32_t n = 0; bias && n < l->out_features; n++)
+		bias[n] = (int32_t)get32(img + rg[1].start + 4 * (uint64_t)n);
+	for (uint32_t n = 0; sc && n < l->out_features; n++)
+		sc[n] = bits_float(get32(img + rg[2].start + 4 * (uint64_t)n));
 }
 
 int rkaccel_model_parse(const void *buf, size_t len, struct rkaccel_model **model,
 			char *msg, size_t msg_len)
 {
 	struct rkaccel_layer_desc layers[RKACCEL_MODEL_MAX_LAYERS];
-	struct range ranges[2 * RKACCEL_MODEL_MAX_LAYERS];
+	struct range ranges[3 * RKACCEL_MODEL_MAX_LAYERS];
 	const uint8_t *img = buf;
 	uint32_t header_size = 0, record_size = 0, rows, num_layers;
+	uint16_t major = 1;
 	uint64_t data_start;
 	struct rkaccel_model *m;
 	int ret;
@@ -476,7 +779,7 @@ int rkaccel_model_parse(const void *buf, size_t len, struct rkaccel_model **mode
 		msg[0] = '\0';
 	if (!model || (!buf && len))
 		return bad(msg, msg_len, "invalid arguments");
-	ret = parse_header(img, len, &header_size, &record_size, msg, msg_len);
+	ret = parse_header(img, len, &header_size, &record_size, &major, msg, msg_len);
 	if (ret)
 		return ret;
 
@@ -497,8 +800,8 @@ int rkaccel_model_parse(const void *buf, size_t len, struct rkaccel_model **mode
 	for (uint32_t i = 0; i < num_layers; i++) {
 		const uint8_t *r = img + header_size + (size_t)i * record_size;
 		struct rkaccel_layer_desc *l = &layers[i];
-		struct range *w = &ranges[2 * i], *b = &ranges[2 * i + 1];
-		uint64_t wsize, bsize;
+		struct range *w = &ranges[3 * i], *b = &ranges[3 * i + 1], *sc = &ranges[3 * i + 2];
+		uint64_t wsize, bsize, ssize = 0;
 
 		*l = (struct rkaccel_layer_desc) {
 			.in_features = get32(r + R_IN_FEATURES),
@@ -517,6 +820,15 @@ int rkaccel_model_parse(const void *buf, size_t len, struct rkaccel_model **mode
 				   "layer %u: shape in_features %u, out_features %u out of range 1..%u",
 				   i, l->in_features, l->out_features,
 				   RKACCEL_MODEL_MAX_FEATURES);
+		if (major == 1 && l->flags & ~LAYER_FLAGS_V1)
+			return bad(msg, msg_len, "layer %u: unknown flags 0x%x", i,
+				   l->flags & ~LAYER_FLAGS_V1);
+		*sc = (struct range) { .layer = i, .what = "weight_scales" };
+		if (major >= 2) {
+			ret = parse_record2(r, l, sc, &ssize, i, msg, msg_len);
+			if (ret)
+				return ret;
+		}
 		*w = (struct range) { .start = get64(r + R_WEIGHTS_OFFSET), .layer = i,
 				      .what = "weights" };
 		*b = (struct range) { .start = get64(r + R_BIAS_OFFSET), .layer = i,
@@ -526,16 +838,20 @@ int rkaccel_model_parse(const void *buf, size_t len, struct rkaccel_model **mode
 		ret = check_range(w, wsize, weights_size(l), data_start, len, msg, msg_len);
 		if (!ret)
 			ret = check_range(b, bsize, bias_size(l), data_start, len, msg, msg_len);
+		if (!ret && ssize)
+			ret = check_range(sc, ssize, wscales_size(l), data_start, len, msg, msg_len);
 		if (ret)
 			return ret;
 		w->end = w->start + wsize;
 		b->end = b->start + bsize;
+		sc->end = sc->start + ssize;
 	}
-	for (uint32_t i = 0; i < 2 * num_layers; i++) {
+	for (uint32_t i = 0; i < 3 * num_layers; i++) {
 		for (uint32_t j = 0; j < i; j++) {
 			const struct range *a = &ranges[j], *c = &ranges[i];
 
-			if (a->start < c->end && c->start < a->end)
+			if (a->start < c->end && c->start < a->end && a->end > a->start &&
+			    c->end > c->start)
 				return bad(msg, msg_len,
 					   "layer %u: %s (bytes %llu..%llu) overlaps layer %u %s (bytes %llu..%llu)",
 					   c->layer, c->what, (unsigned long long)c->start,
@@ -550,14 +866,12 @@ int rkaccel_model_parse(const void *buf, size_t len, struct rkaccel_model **mode
 		set_msg(msg, msg_len, "out of memory");
 		return ret;
 	}
-	for (uint32_t i = 0; i < num_layers; i++) {
-		struct rkaccel_layer_desc *l = &m->layers[i];
-		int32_t *bias = (int32_t *)l->bias;
-
-		memcpy((int8_t *)l->weights, img + ranges[2 * i].start, weights_size(l));
-		for (uint32_t n = 0; n < l->out_features; n++)
-			bias[n] = (int32_t)get32(img + ranges[2 * i + 1].start + 4 * (uint64_t)n);
+	if (major >= 2) {
+		m->desc.height = get32(img + H2_HEIGHT);
+		m->desc.width = get32(img + H2_WIDTH);
 	}
+	for (uint32_t i = 0; i < num_layers; i++)
+		copy_arrays(img, &ranges[3 * i], &m->layers[i]);
 	ret = rkaccel_model_validate(&m->desc, msg, msg_len);
 	if (ret) {
 		rkaccel_model_free(m);
@@ -662,10 +976,60 @@ int rkaccel_model_load(const char *path, struct rkaccel_model **model,
 
 /* --- serialize and save -------------------------------------------------- */
 
+/* The 2.0 half of layer @l's record; @soff: where its weight scales go. */
+static void put_record2(uint8_t *r, const struct rkaccel_layer_desc *l, uint64_t soff)
+{
+	put32(r + R_OP, l->op);
+	put32(r + R_KERNEL_W, l->kernel_w);
+	put32(r + R_KERNEL_H, l->kernel_h);
+	put32(r + R_STRIDE, l->stride);
+	put32(r + R_PAD_TOP, l->pad_top);
+	put32(r + R_PAD_LEFT, l->pad_left);
+	put32(r + R_PAD_BOTTOM, l->pad_bottom);
+	put32(r + R_PAD_RIGHT, l->pad_right);
+	put32(r + R_ADD_INPUT, l->add_input);
+	put64(r + R_WSCALES_OFFSET, wscales_size(l) ? soff : 0);
+	put64(r + R_WSCALES_SIZE, wscales_size(l));
+}
+
+/* Record and arrays of layer @l from @off on; returns the end of its arrays. */
+static uint64_t put_layer(uint8_t *img, uint8_t *r, const struct rkaccel_layer_desc *l,
+			  uint64_t off, bool v2)
+{
+	uint64_t woff = weights_size(l) ? align_up(off) : 0;
+	uint64_t boff = bias_size(l) ? align_up(woff ? woff + weights_size(l) : off) : 0;
+	uint64_t end = boff ? boff + bias_size(l) : off;
+	uint64_t soff = wscales_size(l) ? align_up(end) : 0;
+
+	put32(r + R_IN_FEATURES, l->in_features);
+	put32(r + R_OUT_FEATURES, l->out_features);
+	put32(r + R_FLAGS, l->flags);
+	put32(r + R_IN_ZP, (uint32_t)l->in_zero_point);
+	put32(r + R_OUT_ZP, (uint32_t)l->out_zero_point);
+	put32(r + R_IN_SCALE, float_bits(l->in_scale));
+	put32(r + R_WEIGHT_SCALE, float_bits(l->weight_scale));
+	put32(r + R_OUT_SCALE, float_bits(l->out_scale));
+	put64(r + R_WEIGHTS_OFFSET, woff);
+	put64(r + R_WEIGHTS_SIZE, weights_size(l));
+	put64(r + R_BIAS_OFFSET, boff);
+	put64(r + R_BIAS_SIZE, bias_size(l));
+	if (v2)
+		put_record2(r, l, soff);
+	if (woff)
+		memcpy(img + woff, l->weights, weights_size(l));
+	for (uint32_t n = 0; boff && n < l->out_features; n++)
+		put32(img + boff + 4 * (uint64_t)n, (uint32_t)l->bias[n]);
+	for (uint32_t n = 0; soff && n < l->out_features; n++)
+		put32(img + soff + 4 * (uint64_t)n, float_bits(l->weight_scales[n]));
+	return soff ? soff + wscales_size(l) : end;
+}
+
 int rkaccel_model_serialize(const struct rkaccel_model_desc *desc, void **buf, size_t *len)
 {
 	uint64_t size, off;
+	uint32_t rec;
 	uint8_t *img;
+	bool v2;
 	int ret;
 
 	if (!buf || !len)
@@ -673,11 +1037,19 @@ int rkaccel_model_serialize(const struct rkaccel_model_desc *desc, void **buf, s
 	ret = rkaccel_model_validate(desc, NULL, 0);
 	if (ret)
 		return ret;
+	v2 = is_graph(desc);
+	rec = v2 ? RECORD2_SIZE : RECORD_SIZE;
 
-	size = HEADER_SIZE + (uint64_t)desc->num_layers * RECORD_SIZE;
+	size = HEADER_SIZE + (uint64_t)desc->num_layers * rec;
 	for (uint32_t i = 0; i < desc->num_layers; i++) {
-		size = align_up(size) + weights_size(&desc->layers[i]);
-		size = align_up(size) + bias_size(&desc->layers[i]);
+		const struct rkaccel_layer_desc *l = &desc->layers[i];
+
+		if (weights_size(l))
+			size = align_up(size) + weights_size(l);
+		if (bias_size(l))
+			size = align_up(size) + bias_size(l);
+		if (wscales_size(l))
+			size = align_up(size) + wscales_size(l);
 	}
 	if (size > SIZE_MAX)
 		return -ENOMEM;
@@ -686,39 +1058,21 @@ int rkaccel_model_serialize(const struct rkaccel_model_desc *desc, void **buf, s
 		return -ENOMEM;
 
 	memcpy(img + H_MAGIC, MAGIC, 4);
-	put16(img + H_MAJOR, RKACCEL_MODEL_VERSION_MAJOR);
-	put16(img + H_MINOR, RKACCEL_MODEL_VERSION_MINOR);
+	put16(img + H_MAJOR, v2 ? 2 : 1);
+	put16(img + H_MINOR, 0);
 	put32(img + H_HEADER_SIZE, HEADER_SIZE);
-	put32(img + H_RECORD_SIZE, RECORD_SIZE);
+	put32(img + H_RECORD_SIZE, rec);
 	put32(img + H_ROWS, desc->rows);
 	put32(img + H_NUM_LAYERS, desc->num_layers);
 	put64(img + H_FILE_SIZE, size);
-
-	off = HEADER_SIZE + (uint64_t)desc->num_layers * RECORD_SIZE;
-	for (uint32_t i = 0; i < desc->num_layers; i++) {
-		const struct rkaccel_layer_desc *l = &desc->layers[i];
-		uint8_t *r = img + HEADER_SIZE + (size_t)i * RECORD_SIZE;
-		uint64_t woff = align_up(off);
-		uint64_t boff = align_up(woff + weights_size(l));
-
-		put32(r + R_IN_FEATURES, l->in_features);
-		put32(r + R_OUT_FEATURES, l->out_features);
-		put32(r + R_FLAGS, l->flags);
-		put32(r + R_IN_ZP, (uint32_t)l->in_zero_point);
-		put32(r + R_OUT_ZP, (uint32_t)l->out_zero_point);
-		put32(r + R_IN_SCALE, float_bits(l->in_scale));
-		put32(r + R_WEIGHT_SCALE, float_bits(l->weight_scale));
-		put32(r + R_OUT_SCALE, float_bits(l->out_scale));
-		put64(r + R_WEIGHTS_OFFSET, woff);
-		put64(r + R_WEIGHTS_SIZE, weights_size(l));
-		put64(r + R_BIAS_OFFSET, boff);
-		put64(r + R_BIAS_SIZE, bias_size(l));
-
-		memcpy(img + woff, l->weights, weights_size(l));
-		for (uint32_t n = 0; n < l->out_features; n++)
-			put32(img + boff + 4 * (uint64_t)n, (uint32_t)l->bias[n]);
-		off = boff + bias_size(l);
+	if (v2) {
+		put32(img + H2_HEIGHT, desc->height);
+		put32(img + H2_WIDTH, desc->width);
 	}
+
+	off = HEADER_SIZE + (uint64_t)desc->num_layers * rec;
+	for (uint32_t i = 0; i < desc->num_layers; i++)
+		off = put_layer(img, img + HEADER_SIZE + (size_t)i * rec, &desc->layers[i], off, v2);
 	put32(img + H_CHECKSUM, file_crc(img, (size_t)size));
 	*buf = img;
 	*len = (size_t)size;
@@ -765,7 +1119,7 @@ int rkaccel_model_save(const struct rkaccel_model_desc *desc, const char *path)
 /* --- the seeded generator ------------------------------------------------ */
 
 /* splitmix64: integer-only, so the same seed gives the same bytes everywhere. */
-static uint64_t rng_next(uint64_t *s)
+uint64_t rng_next(uint64_t *s)
 {
 	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
 
@@ -775,7 +1129,7 @@ static uint64_t rng_next(uint64_t *s)
 }
 
 /* Uniform enough in lo..hi (the modulo bias is below 2^-40 here). */
-static int32_t rng_range(uint64_t *s, int32_t lo, int32_t hi)
+int32_t rng_range(uint64_t *s, int32_t lo, int32_t hi)
 {
 	return lo + (int32_t)(rng_next(s) % (uint64_t)((int64_t)hi - lo + 1));
 }
@@ -817,7 +1171,7 @@ static float scale_float(struct scale s)
 	return bits_float((uint32_t)biased << 23 | (uint32_t)(s.mant - (1u << 23)));
 }
 
-static uint64_t isqrt(uint64_t v)
+uint64_t isqrt(uint64_t v)
 {
 	uint64_t r = 0;
 
@@ -843,7 +1197,7 @@ int rkaccel_model_random(uint32_t seed, uint32_t rows, uint32_t num_layers,
 	int ret;
 
 	if (!features || !model || num_layers < 1 || num_layers > RKACCEL_MODEL_MAX_LAYERS ||
-	    (flags_last & ~LAYER_FLAGS))
+	    (flags_last & ~LAYER_FLAGS_V1))
 		return -EINVAL;
 	for (uint32_t i = 0; i <= num_layers; i++)
 		if (features[i] < 1 || features[i] > RKACCEL_MODEL_MAX_FEATURES)
@@ -925,5 +1279,35 @@ int rkaccel_model_random(uint32_t seed, uint32_t rows, uint32_t num_layers,
 		return ret;
 	}
 	*model = m;
+	return 0;
+}
+
+/* --- copies of descriptions ------------------------------------------------ */
+
+int model_copy(const struct rkaccel_model_desc *d, struct rkaccel_model **out, char *msg,
+	       size_t msg_len)
+{
+	struct rkaccel_model *m;
+	int ret = rkaccel_model_validate(d, msg, msg_len);
+
+	if (ret)
+		return ret;
+	ret = model_alloc(d->rows, d->num_layers, d->layers, &m);
+	if (ret)
+		return ret;
+	m->desc.height = d->height;
+	m->desc.width = d->width;
+	for (uint32_t i = 0; i < d->num_layers; i++) {
+		const struct rkaccel_layer_desc *l = &d->layers[i];
+		struct rkaccel_layer_desc *c = &m->layers[i];
+
+		if (c->weights) {
+			memcpy((int8_t *)c->weights, l->weights, weights_size(l));
+			memcpy((int32_t *)c->bias, l->bias, bias_size(l));
+		}
+		if (c->weight_scales)
+			memcpy((float *)c->weight_scales, l->weight_scales, wscales_size(l));
+	}
+	*out = m;
 	return 0;
 }

@@ -46,7 +46,7 @@ struct rknn_ctx {
 	pthread_mutex_t lock;		/* one call at a time on the context */
 	struct rkaccel_ctx *ctx;
 	struct rkaccel_tensor_attr in_attr, out_attr;
-	uint32_t rows, in_features, out_features, out_bytes;
+	uint32_t rows, out_rows, in_features, out_features, out_bytes;	/* rows: pixels */
 	uint64_t model_hash;		/* of the canonical model image: weights shared alike */
 	int8_t *in;			/* row-major input of the whole batch */
 	void *out;			/* row-major output of the last run */
@@ -190,6 +190,7 @@ static int ctx_setup(struct rknn_ctx *c)
 	if (ret)
 		return ret;
 	c->rows = c->in_attr.dims[1];
+	c->out_rows = c->out_attr.dims[1];	/* fewer than rows after pooling or strides */
 	c->in_features = c->in_attr.dims[2];
 	c->out_features = c->out_attr.dims[2];
 	c->out_bytes = c->out_attr.type == RKACCEL_TENSOR_INT32 ? 4 : 1;
@@ -750,7 +751,7 @@ static int pin_slice(struct rknn_ctx *c, struct rkaccel_ctx *p, uint32_t i)
 	ret = rkaccel_ctx_run_native(p);
 	if (!ret && !c->bound[1])
 		ret = rkaccel_from_native(rkaccel_ctx_io_ptr(p, RKACCEL_BUF_OUTPUT, 0), ons,
-					  c->rows, c->out_features, c->out_bytes, out);
+					  c->out_rows, c->out_features, c->out_bytes, out);
 	return ret;
 }
 
@@ -832,7 +833,7 @@ int rknn_run(rknn_context context, rknn_run_extend *extend)
 
 		for (i = 0; i < b && !ret; i++)
 			ret = rknn_err(rkaccel_from_native(
-				rkaccel_ctx_io_ptr(c->ctx, RKACCEL_BUF_OUTPUT, i), ns, c->rows,
+				rkaccel_ctx_io_ptr(c->ctx, RKACCEL_BUF_OUTPUT, i), ns, c->out_rows,
 				c->out_features, c->out_bytes, (uint8_t *)c->out + i * os));
 	}
 	c->out_valid = !ret && !(c->bound[0] && c->bound[1]);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * cpu_ref: the CPU reference of a model file over a batch of inputs, for
+ * cpu_ref: the CPU reference of a model file (an MLP, or a 2.0 network
+ * through net_ref.h) over a batch of inputs, for
  * checking the NPU's results (make run). Test code: the library's run
  * path never uses it.
  *
@@ -9,7 +10,7 @@
  * gets the B outputs, each computed on its own.
  */
 
-#include "conv_run.h"
+#include "net_ref.h"
 #include "args.h"
 
 static void *read_file(const char *path, size_t *len)
@@ -36,6 +37,7 @@ static void *read_file(const char *path, size_t *len)
 int main(int argc, char **argv)
 {
 	const struct rkaccel_model_desc *d;
+	struct rkaccel_tensor_shape o;
 	struct rkaccel_model *model;
 	size_t in_len = 0, in_one, out_one, b, batch;
 	char msg[256] = "";
@@ -54,7 +56,8 @@ int main(int argc, char **argv)
 	}
 	d = rkaccel_model_desc(model);
 	in_one = (size_t)d->rows * d->layers[0].in_features;
-	out_one = (size_t)d->rows * d->layers[d->num_layers - 1].out_features *
+	rkaccel_model_tensor(d, d->num_layers, &o);
+	out_one = (size_t)o.height * o.width * o.channels *
 		  (d->layers[d->num_layers - 1].flags & RKACCEL_LAYER_OUT_INT32 ? 4 : 1);
 	in = read_file(argv[2], &in_len);
 	if (!in || in_len % in_one) {
@@ -67,7 +70,7 @@ int main(int argc, char **argv)
 	if (!out)
 		return 1;
 	for (b = 0; b < batch; b++)
-		if (ref_model(d, in + b * in_one, out + b * out_one))
+		if ((d->height ? ref_net : ref_model)(d, in + b * in_one, out + b * out_one))
 			return 1;
 	f = arg_fopen_out(argv[3], &why);
 	if (!f || fwrite(out, 1, batch * out_one, f) != batch * out_one || fclose(f)) {

@@ -611,7 +611,7 @@ struct edit {
 
 static const struct edit edits[] = {
 	{ "magic", 0, 32, 0x4c4d4b53, -EINVAL, "magic" },
-	{ "major 2", H_MAJOR, 16, 2, -ENOTSUP, "newer" },
+	{ "major 3", H_MAJOR, 16, 3, -ENOTSUP, "newer" },
 	{ "major 0", H_MAJOR, 16, 0, -EINVAL, "version" },
 	{ "header_size", H_HEADER_SIZE, 32, 128, -EINVAL, "header_size" },
 	{ "record_size", H_RECORD_SIZE, 32, 32, -EINVAL, "record_size" },
@@ -1022,6 +1022,142 @@ TEST_F(desc, short_message_buffer)
 	EXPECT_STREQ("layer 1", small);
 	EXPECT_EQ(-EINVAL, rkaccel_model_validate(&self->d, NULL, 100));
 	EXPECT_EQ(-EINVAL, rkaccel_model_validate(&self->d, small, 0));
+}
+
+/* --- version 2.0: graphs ------------------------------------------------------ */
+
+/* conv (per-channel), depthwise adding tensor 1, max pool, global average, fc. */
+static const char small_net[] =
+	"input 6x5x3\n"
+	"conv 3x3 s2 c8 pc\n"
+	"dw 3x3 s1\n"
+	"add 1\n"
+	"maxpool 2x2 s1\n"
+	"avgpool global\n"
+	"fc 4\n";
+
+#define REC2		128
+#define L2(n, field)	(HDR + (n) * REC2 + (field))
+
+/* A graph is written as 2.0, parsed back to the same bytes; an MLP stays 1.0. */
+TEST(v2_round_trip)
+{
+	static const uint32_t f[] = { 8, 4 };
+	struct rkaccel_model *a, *b;
+	size_t len, len2;
+	void *img, *img2;
+	char msg[256];
+
+	ASSERT_EQ(0, rkaccel_model_from_text(3, small_net, &a, msg, sizeof(msg))) TH_LOG("%s", msg);
+	ASSERT_EQ(0, rkaccel_model_serialize(rkaccel_model_desc(a), &img, &len));
+	EXPECT_EQ(2, rd32((uint8_t *)img + H_MAJOR) & 0xffff);
+	EXPECT_EQ(REC2, rd32((uint8_t *)img + H_RECORD_SIZE));
+	ASSERT_EQ(0, rkaccel_model_parse(img, len, &b, msg, sizeof(msg))) TH_LOG("%s", msg);
+	ASSERT_EQ(0, rkaccel_model_serialize(rkaccel_model_desc(b), &img2, &len2));
+	ASSERT_EQ(len, len2);
+	EXPECT_EQ(0, memcmp(img, img2, len));
+	EXPECT_EQ(6, rkaccel_model_desc(b)->height);
+	EXPECT_NE(NULL, rkaccel_model_desc(b)->layers[0].weight_scales);
+	EXPECT_EQ(NULL, rkaccel_model_desc(b)->layers[2].weights);
+	rkaccel_model_free(b);
+	rkaccel_model_free(a);
+	free(img);
+	free(img2);
+
+	ASSERT_EQ(0, rkaccel_model_random(1, 2, 1, f, 0, &a));
+	ASSERT_EQ(0, rkaccel_model_serialize(rkaccel_model_desc(a), &img, &len));
+	EXPECT_EQ(1, rd32((uint8_t *)img + H_MAJOR) & 0xffff);
+	rkaccel_model_free(a);
+	free(img);
+}
+
+/* Field by field: each broken 2.0 field is named in a one-line message. */
+static const struct edit edits2[] = {
+	{ "record_size", H_RECORD_SIZE, 32, 64, -EINVAL, "record_size 64 wrong for version 2.0" },
+	{ "height", 44, 32, 7, -EINVAL, "height 7 x width 5 is not rows 30" },
+	{ "reserved", 52, 32, 1, -EINVAL, "reserved header byte 52" },
+	{ "op", L2(0, 64), 32, 9, -EINVAL, "layer 0: unknown op 9" },
+	{ "kernel", L2(0, 68), 32, 9, -EINVAL, "layer 0: kernel 9x3 out of range 1..7" },
+	{ "stride", L2(0, 76), 32, 3, -EINVAL, "layer 0: stride 3 out of range 1..2" },
+	{ "pad", L2(0, 80), 32, 3, -EINVAL, "layer 0: padding 3,1,1,1" },
+	{ "add later", L2(1, 96), 32, 5, -EINVAL, "layer 1: add_input 5 is not an earlier tensor" },
+	{ "add shape", L2(1, 96), 32, 0, -EINVAL, "layer 1: add_input 0 is 6x5x3, the output 3x3x8" },
+	{ "pool flags", L2(2, 8), 32, RKACCEL_LAYER_ADD, -EINVAL, "layer 2: flags 0x4 on a pool" },
+	{ "global max", L2(2, 68), 64, 0, -EINVAL, "layer 2: max pooling needs a kernel" },
+	{ "pool quant", L2(3, 16), 32, 99, -EINVAL, "layer 3: a pool keeps the quantization" },
+	{ "fc kernel", L2(4, 68), 32, 1, -EINVAL, "layer 4: a fully connected layer has no kernel" },
+	{ "reserved2", L2(0, 108), 32, 1, -EINVAL, "layer 0: reserved record bytes 100..111" },
+	{ "reserved2 low", L2(1, 100), 32, 1, -EINVAL, "layer 1: reserved record bytes 100..111" },
+	{ "scales size", L2(0, 120), 64, 4, -EINVAL,
+	  "layer 0: weight_scales size 4 bytes, the shape needs 32" },
+	{ "pool weights", L2(2, 40), 64, 8, -EINVAL, "layer 2: weights size 8 bytes, the shape needs 0" },
+	{ "too small", L2(2, 68), 64, 0x700000007ull, -EINVAL,
+	  "layer 2: the window does not fit the 3x3 input" },
+};
+
+TEST(v2_bad_fields)
+{
+	struct rkaccel_model *a;
+	uint8_t *img, *copy;
+	size_t len;
+	char msg[256];
+
+	ASSERT_EQ(0, rkaccel_model_from_text(3, small_net, &a, msg, sizeof(msg))) TH_LOG("%s", msg);
+	ASSERT_EQ(0, rkaccel_model_serialize(rkaccel_model_desc(a), (void **)&img, &len));
+	rkaccel_model_free(a);
+	copy = malloc(len);
+	ASSERT_NE(NULL, copy);
+	for (size_t e = 0; e < sizeof(edits2) / sizeof(edits2[0]); e++) {
+		const struct edit *ed = &edits2[e];
+		struct rkaccel_model *m = NULL;
+		int ret;
+
+		memcpy(copy, img, len);
+		if (ed->width == 32)
+			wr32(copy + ed->off, (uint32_t)ed->val);
+		else
+			wr64(copy + ed->off, ed->val);
+		fix_crc(copy, len);
+		msg[0] = '\0';
+		ret = rkaccel_model_parse(copy, len, &m, msg, sizeof(msg));
+		EXPECT_EQ(ed->err, ret) TH_LOG("%s: %s", ed->name, msg);
+		EXPECT_NE(NULL, strstr(msg, ed->words))
+			TH_LOG("%s: \"%s\" lacks \"%s\"", ed->name, msg, ed->words);
+		EXPECT_EQ(NULL, m);
+		rkaccel_model_free(m);
+	}
+	/* a per-channel scale above the layer's weight_scale */
+	memcpy(copy, img, len);
+	wr32(copy + rd64(copy + L2(0, 112)), 0x4e6e6b28);	/* 1e9 */
+	fix_crc(copy, len);
+	EXPECT_EQ(-EINVAL, rkaccel_model_parse(copy, len, &a, msg, sizeof(msg)));
+	EXPECT_NE(NULL, strstr(msg, "layer 0: weight_scales[0]")) TH_LOG("%s", msg);
+	free(copy);
+	free(img);
+}
+
+/* Descriptions: a bad line is named with its number. */
+TEST(text_errors)
+{
+	static const struct {
+		const char *text, *words;
+	} cases[] = {
+		{ "conv 3x3\n", "line 1: the first line must be 'input HxWxC'" },
+		{ "input 8x8x3\nconv 3x3 s1 c4 wide\n", "line 2: unknown option 'wide'" },
+		{ "input 8x8x3\nsoftmax\n", "line 2: unknown operation 'softmax'" },
+		{ "input 8x8x3\nadd 0\n", "line 2: add follows a convolution" },
+		{ "input 8x8x3\n# nothing\n", "no layers" },
+		{ "input 8x8x3\nconv 9x9 c4\n", "layer 0: kernel 9x9 out of range" },
+	};
+	struct rkaccel_model *m = NULL;
+	char msg[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		EXPECT_EQ(-EINVAL, rkaccel_model_from_text(1, cases[i].text, &m, msg, sizeof(msg)));
+		EXPECT_NE(NULL, strstr(msg, cases[i].words)) TH_LOG("\"%s\" lacks \"%s\"", msg,
+								     cases[i].words);
+		EXPECT_EQ(NULL, m);
+	}
 }
 
 TEST_HARNESS_MAIN

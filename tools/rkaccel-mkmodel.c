@@ -24,12 +24,16 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: " PROG " --random SEED --rows M --layers K0,K1,...,Kn [--relu] [--out-int32] -o FILE\n"
 		"       " PROG " --desc DESC.txt -o FILE\n"
+		"       " PROG " --net NET.txt [--seed SEED] -o FILE\n"
 		"       " PROG " --dump FILE\n"
 		"\n"
 		"Write an rkaccel quantized MLP model file, or check and summarize one.\n"
 		"  --random SEED   generate layers K0->K1, ..., K(n-1)->Kn from SEED (0..2^32-1);\n"
 		"                  hidden layers use ReLU, --relu and --out-int32 set the last\n"
 		"  --desc FILE     build from a text description naming raw weight and bias files\n"
+		"  --net FILE      a random network (format 2.0) from a description, one\n"
+		"                  operation a line (conv 3x3 s2 c16, dw 3x3, pw c32, add 2,\n"
+		"                  maxpool 2x2 s2, avgpool global, fc 10); --seed SEED (0)\n"
 		"  --dump FILE     validate FILE and print its layers\n"
 		"Numbers are decimal (no sign, 0x or leading zero); --layers has no empty field.\n"
 		"See rkaccel-mkmodel(1) and Documentation/model-format.rst.\n");
@@ -415,7 +419,8 @@ static int cmd_desc(const char *path, const char *out)
 		goto out;
 
 	/* shapes before reading: the file sizes depend on them */
-	desc = (struct rkaccel_model_desc) { st->rows, st->num_layers, st->layers };
+	desc = (struct rkaccel_model_desc) { .rows = st->rows, .num_layers = st->num_layers,
+					     .layers = st->layers };
 	for (uint32_t i = 0; i < st->num_layers; i++) {
 		struct rkaccel_layer_desc *l = &st->layers[i];
 		char ctx[32];
@@ -496,8 +501,29 @@ static const char *flag_names(uint32_t flags)
 	}
 }
 
+/* The 2.0 part of a layer: operation, window, residual, output shape. */
+static void dump_op(const struct rkaccel_layer_desc *l, const struct rkaccel_model_desc *d,
+		    uint32_t i)
+{
+	static const char *const names[] = { "fc", "conv", "dw", "maxpool", "avgpool" };
+	struct rkaccel_tensor_shape t;
+
+	rkaccel_model_tensor(d, i + 1, &t);
+	printf("  op:      %s", names[l->op]);
+	if (l->kernel_w)
+		printf(" %ux%u stride %u pad %u,%u,%u,%u", l->kernel_w, l->kernel_h, l->stride,
+		       l->pad_top, l->pad_left, l->pad_bottom, l->pad_right);
+	else if (l->op == RKACCEL_OP_AVGPOOL)
+		printf(" global");
+	if (l->flags & RKACCEL_LAYER_ADD)
+		printf(", adds tensor %u", l->add_input);
+	printf("%s -> %ux%ux%u\n", l->weight_scales ? ", per-channel scales" : "", t.height,
+	       t.width, t.channels);
+}
+
 static int cmd_dump(const char *path)
 {
+	struct rkaccel_tensor_shape out;
 	const struct rkaccel_model_desc *d;
 	struct rkaccel_model *m;
 	uint8_t *img = NULL;
@@ -556,7 +582,7 @@ static int cmd_dump(const char *path)
 	for (uint32_t i = 0; i < d->num_layers; i++) {
 		const struct rkaccel_layer_desc *l = &d->layers[i];
 		const uint8_t *r = img + le32(img + 8) + (size_t)i * le32(img + 12);
-		size_t nw = (size_t)l->in_features * l->out_features;
+		size_t nw = l->weights ? (size_t)le64(r + 40) : 0;
 		int wmin = 127, wmax = -128;
 		int32_t bmin = INT32_MAX, bmax = INT32_MIN;
 
@@ -564,12 +590,16 @@ static int cmd_dump(const char *path)
 			wmin = l->weights[k] < wmin ? l->weights[k] : wmin;
 			wmax = l->weights[k] > wmax ? l->weights[k] : wmax;
 		}
-		for (uint32_t n = 0; n < l->out_features; n++) {
+		for (uint32_t n = 0; l->bias && n < l->out_features; n++) {
 			bmin = l->bias[n] < bmin ? l->bias[n] : bmin;
 			bmax = l->bias[n] > bmax ? l->bias[n] : bmax;
 		}
 		printf("layer %u: %u -> %u, flags %s\n", i, l->in_features, l->out_features,
-		       flag_names(l->flags));
+		       flag_names(l->flags & ~RKACCEL_LAYER_ADD));
+		if (d->height)
+			dump_op(l, d, i);
+		if (!l->weights)
+			continue;
 		printf("  in:      zero point %d, scale %.9g\n", l->in_zero_point,
 		       (double)l->in_scale);
 		printf("  weights: scale %.9g, %zu bytes at offset %llu, values %d..%d\n",
@@ -580,10 +610,11 @@ static int cmd_dump(const char *path)
 		       (double)l->out_scale,
 		       l->flags & RKACCEL_LAYER_OUT_INT32 ? " (int32 output)" : "");
 	}
+	rkaccel_model_tensor(d, d->num_layers, &out);
 	printf("input:  int8 [%u][%u]\n", d->rows, d->layers[0].in_features);
 	printf("output: %s [%u][%u]\n",
 	       d->layers[d->num_layers - 1].flags & RKACCEL_LAYER_OUT_INT32 ? "int32" : "int8",
-	       d->rows, d->layers[d->num_layers - 1].out_features);
+	       out.height * out.width, out.channels);
 	rkaccel_model_free(m);
 	free(img);
 	return 0;
@@ -594,11 +625,58 @@ fail:
 	return 1;
 }
 
+/* --- --net -------------------------------------------------------------- */
+
+static int cmd_net(const char *path, const char *seed_arg, const char *out)
+{
+	static char text[1 << 16];
+	struct rkaccel_model *m;
+	const char *why;
+	char msg[256];
+	uint32_t seed = 0;
+	size_t n;
+	FILE *f;
+	int ret;
+
+	why = seed_arg ? arg_u32(seed_arg, 0, UINT32_MAX, &seed) : NULL;
+	if (why) {
+		err("--seed '%s' %s (a decimal number in 0..4294967295)", seed_arg, why);
+		return 2;
+	}
+	f = arg_fopen_in(path, &why);
+	if (!f) {
+		err("%s: %s", path, why);
+		return 1;
+	}
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	if (n == sizeof(text) - 1) {
+		err("%s: longer than %zu bytes", path, sizeof(text) - 2);
+		return 1;
+	}
+	text[n] = '\0';
+	ret = rkaccel_model_from_text(seed, text, &m, msg, sizeof(msg));
+	if (ret) {
+		err("%s: %s", path, *msg ? msg : rkaccel_strerror(ret));
+		return 1;
+	}
+	ret = rkaccel_model_save(rkaccel_model_desc(m), out);
+	if (ret)
+		err("%s: %s", out, rkaccel_strerror(ret));
+	else
+		printf("%s: %u layers, %ux%ux%u input\n", out, rkaccel_model_desc(m)->num_layers,
+		       rkaccel_model_desc(m)->height, rkaccel_model_desc(m)->width,
+		       rkaccel_model_desc(m)->layers[0].in_features);
+	rkaccel_model_free(m);
+	return ret ? 1 : 0;
+}
+
 /* --- main ---------------------------------------------------------------- */
 
 int main(int argc, char **argv)
 {
 	const char *random = NULL, *rows = NULL, *layers = NULL, *desc = NULL, *dump = NULL;
+	const char *net = NULL, *seed_arg = NULL;
 	const char *out = NULL, *why;
 	uint32_t flags = 0, seed, nrows;
 	int modes;
@@ -624,6 +702,10 @@ int main(int argc, char **argv)
 			slot = &desc;
 		} else if (!strcmp(a, "--dump")) {
 			slot = &dump;
+		} else if (!strcmp(a, "--net")) {
+			slot = &net;
+		} else if (!strcmp(a, "--seed")) {
+			slot = &seed_arg;
 		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
 			slot = &out;
 		} else {
@@ -644,15 +726,15 @@ int main(int argc, char **argv)
 		}
 	}
 
-	modes = !!random + !!desc + !!dump;
+	modes = !!random + !!desc + !!dump + !!net;
 	if (modes != 1) {
-		err(modes ? "--random, --desc and --dump exclude each other" :
-		    "one of --random, --desc or --dump is needed");
+		err(modes ? "--random, --desc, --net and --dump exclude each other" :
+		    "one of --random, --desc, --net or --dump is needed");
 		usage(stderr);
 		return 2;
 	}
 	if (dump) {
-		if (out || rows || layers || flags) {
+		if (out || rows || layers || flags || seed_arg) {
 			err("--dump takes no other option");
 			return 2;
 		}
@@ -661,6 +743,13 @@ int main(int argc, char **argv)
 	if (!out) {
 		err("-o FILE is needed");
 		return 2;
+	}
+	if (net || seed_arg) {
+		if (!net || rows || layers || flags) {
+			err("--seed goes with --net, which takes no --rows, --layers, --relu or --out-int32");
+			return 2;
+		}
+		return cmd_net(net, seed_arg, out);
 	}
 	if (desc) {
 		if (rows || layers || flags) {

@@ -274,9 +274,17 @@ static void print_header(const struct options *o, const struct run *r)
 	const struct rkaccel_model_desc *d = rkaccel_model_desc(r->model);
 	struct rkaccel_info info;
 
+	struct rkaccel_tensor_shape out;
+
 	rkaccel_query(r->dev, &info);
-	printf("model:    %s: %u layers, %u rows x %u -> %u\n", o->model, d->num_layers, d->rows,
-	       d->layers[0].in_features, d->layers[d->num_layers - 1].out_features);
+	rkaccel_model_tensor(d, d->num_layers, &out);
+	if (d->height)	/* a 2.0 network: image in, image out */
+		printf("model:    %s: %u layers, %ux%ux%u -> %ux%ux%u\n", o->model, d->num_layers,
+		       d->height, d->width, d->layers[0].in_features, out.height, out.width,
+		       out.channels);
+	else
+		printf("model:    %s: %u layers, %u rows x %u -> %u\n", o->model, d->num_layers,
+		       d->rows, d->layers[0].in_features, out.channels);
 	printf("device:   %s (%s), %u cores\n", info.soc_name,
 	       info.backend == DRM_RKACCEL_BACKEND_SIM ? "simulated" : "silicon", info.num_cores);
 	printf("batch:    %u on %u contexts (weights held once)\n", o->batch,

@@ -21,7 +21,7 @@ extern "C" {
  * Not the driver's version, which rkaccel_query() reports.
  */
 #define RKACCEL_LIB_VERSION_MAJOR	1
-#define RKACCEL_LIB_VERSION_MINOR	1
+#define RKACCEL_LIB_VERSION_MINOR	2
 #define RKACCEL_LIB_VERSION_PATCH	0
 #define RKACCEL_LIB_VERSION_CODE(major, minor, patch) \
 	(((major) << 16) | ((minor) << 8) | (patch))
@@ -106,7 +106,8 @@ const char *rkaccel_strerror(int err);
  * Documentation/model-format.rst; rkaccel-mkmodel writes and dumps it.
  */
 
-#define RKACCEL_MODEL_VERSION_MAJOR	1
+/* Version 2.0 holds graphs; plain MLPs are still written as 1.0. */
+#define RKACCEL_MODEL_VERSION_MAJOR	2
 #define RKACCEL_MODEL_VERSION_MINOR	0
 
 /* Limits enforced by rkaccel_model_validate() and so by every parse. */
@@ -120,6 +121,17 @@ const char *rkaccel_strerror(int err);
 /* Layer flags. */
 #define RKACCEL_LAYER_RELU       0x1u  /* clamp the output at the output zero point */
 #define RKACCEL_LAYER_OUT_INT32  0x2u  /* last layer only: write the int32 accumulator + bias, no requantization */
+#define RKACCEL_LAYER_ADD        0x4u  /* add tensor add_input (its own scale and zero point); RELU after the add */
+
+/* Layer operations (version 2.0 models); 0 is the fully connected layer of 1.0. */
+enum rkaccel_op {
+	RKACCEL_OP_FC,		/* 1x1 convolution over every pixel */
+	RKACCEL_OP_CONV,	/* KxK convolution, weights [out][ky][kx][in] */
+	RKACCEL_OP_DWCONV,	/* depthwise KxK, weights [channel][ky][kx], out == in */
+	RKACCEL_OP_MAXPOOL,	/* no weights; out == in, same scale and zero point */
+	RKACCEL_OP_AVGPOOL,	/* kernel 0x0: global average */
+	RKACCEL_OP_COUNT,
+};
 
 /* One fully connected layer of a quantized MLP: out = requant(in x W^T + bias). */
 struct rkaccel_layer_desc {
@@ -131,8 +143,15 @@ struct rkaccel_layer_desc {
 	float in_scale;          /* > 0, finite */
 	float weight_scale;      /* > 0, finite; weights are symmetric (zero point 0) */
 	float out_scale;         /* > 0, finite; ignored with OUT_INT32 */
-	const int8_t *weights;   /* [out_features][in_features], row-major */
+	const int8_t *weights;   /* [out_features][in_features], row-major (see op) */
 	const int32_t *bias;     /* [out_features] */
+	/* version 2.0: zero for a fully connected layer */
+	uint32_t op;             /* enum rkaccel_op */
+	uint32_t kernel_w, kernel_h;	/* 1..7 (pools 1..16; 0x0 global average) */
+	uint32_t stride;         /* 1 or 2 (pools 1..16) */
+	uint32_t pad_top, pad_left, pad_bottom, pad_right;	/* each < the kernel */
+	uint32_t add_input;      /* with RKACCEL_LAYER_ADD: 0 model input, i + 1 layer i */
+	const float *weight_scales;	/* per output channel, each <= weight_scale; or NULL */
 };
 
 /* A quantized MLP: input int8 [rows][layers[0].in_features], output [rows][last.out_features]. */
@@ -140,7 +159,34 @@ struct rkaccel_model_desc {
 	uint32_t rows;           /* M: input rows per inference, >= 1 */
 	uint32_t num_layers;     /* 1..RKACCEL_MODEL_MAX_LAYERS (16) */
 	const struct rkaccel_layer_desc *layers;
+	/* version 2.0: the input is an image; 0, 0 for an MLP (rows x 1) */
+	uint32_t height, width;  /* height * width == rows */
 };
+
+struct rkaccel_model;
+
+/* The shape of a model's tensor: 0 the input, i + 1 the output of layer i. */
+struct rkaccel_tensor_shape {
+	uint32_t height, width, channels;
+	float scale;
+	int32_t zero_point;
+};
+
+/*
+ * rkaccel_model_tensor - the shape of tensor @t of the validated @desc.
+ * Returns 0 or -EINVAL (@t beyond num_layers).
+ */
+int rkaccel_model_tensor(const struct rkaccel_model_desc *desc, uint32_t t,
+			 struct rkaccel_tensor_shape *shape);
+
+/*
+ * rkaccel_model_from_text - make a seeded random network from the text
+ * description @text (grammar: Documentation/model-format.rst, "Network
+ * descriptions"). Returns 0, -EINVAL with a one-line message naming the
+ * line in @msg, or -ENOMEM.
+ */
+int rkaccel_model_from_text(uint32_t seed, const char *text, struct rkaccel_model **model,
+			    char *msg, size_t msg_len);
 
 /** A model in memory: a validated description that owns its arrays. */
 struct rkaccel_model;
