@@ -86,7 +86,7 @@ add_module() {
 # Python for the LIST's python3 lines (amd64 only: the host's python3 is
 # amd64; not with the debug kernel, whose checkers make TCG too slow for
 # the simulated jobs' 500 ms timeout while python runs): the host's python3 with its stdlib and numpy, the shared libraries
-# they and librkaccel.so.1 need, python/rkaccel and its test under /py, and
+# they and librkaccel.so.2 need, python/rkaccel and its test under /py, and
 # a /bin/python3 that sets PYTHONPATH and LD_LIBRARY_PATH.
 add_python() {
 	local py=/usr/bin/python3.11 f lib
@@ -100,7 +100,7 @@ add_python() {
 	cp -a "$out"/lib/librkaccel.so* "$work/usr/lib/rkaccel/"
 	cp -r "$top/python/rkaccel" "$top/python/tests/test_rkaccel.py" "$work/py/"
 	for f in "$py" $(find /usr/lib/python3.11/lib-dynload \
-		/usr/lib/python3/dist-packages/numpy -name '*.so') "$out/lib/librkaccel.so.1"; do
+		/usr/lib/python3/dist-packages/numpy -name '*.so') "$out/lib/librkaccel.so.2"; do
 		ldd "$f" | awk '/=> \// { print $3 } /^\t\/.*ld-linux/ { print $1 }'
 	done | sort -u | while read -r lib; do
 		cp -L --parents "$lib" "$work/"

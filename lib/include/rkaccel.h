@@ -20,8 +20,8 @@ extern "C" {
  * librkaccel.so.MAJOR (soname), and a minor version only adds to the API.
  * Not the driver's version, which rkaccel_query() reports.
  */
-#define RKACCEL_LIB_VERSION_MAJOR	1
-#define RKACCEL_LIB_VERSION_MINOR	2
+#define RKACCEL_LIB_VERSION_MAJOR	2
+#define RKACCEL_LIB_VERSION_MINOR	0
 #define RKACCEL_LIB_VERSION_PATCH	0
 #define RKACCEL_LIB_VERSION_CODE(major, minor, patch) \
 	(((major) << 16) | ((minor) << 8) | (patch))

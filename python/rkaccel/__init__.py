@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""rkaccel: the rkaccel NPU from Python, through librkaccel.so.1 (ctypes).
+"""rkaccel: the rkaccel NPU from Python, through librkaccel.so.2 (ctypes).
 
     import numpy as np, rkaccel
     dev = rkaccel.Device()
@@ -31,7 +31,7 @@ _BUF_OUTPUT = 3
 
 
 def _load():
-    path = os.environ.get("RKACCEL_LIB") or "librkaccel.so.1"
+    path = os.environ.get("RKACCEL_LIB") or "librkaccel.so.2"
     return ctypes.CDLL(path, use_errno=True)
 
 
