@@ -19,11 +19,27 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* arg_err - "@prog: message" and a newline on stderr. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static inline void arg_err(const char *prog, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
 
 /* arg_u32 - @s as a decimal number in @min..@max into *@out. */
 static inline const char *arg_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)

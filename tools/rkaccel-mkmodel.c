@@ -39,19 +39,7 @@ static void usage(FILE *f)
 		"See rkaccel-mkmodel(1) and Documentation/model-format.rst.\n");
 }
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
-#endif
-static void err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(PROG ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
+#define err(...)	arg_err(PROG, __VA_ARGS__)
 
 /* The description's integers: as on the command line, decimal only. */
 static int parse_u32(const char *s, uint32_t max, uint32_t *out)

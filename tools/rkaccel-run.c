@@ -6,7 +6,6 @@
  */
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,20 +39,8 @@ static void usage(FILE *f)
 		"files must be regular files. See rkaccel-run(1).\n");
 }
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
-#endif
-static int bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(PROG ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return -1;
-}
+/* A bad argument: said on stderr, -1 for parse_args() to return. */
+#define bad_usage(...)	(arg_err(PROG, __VA_ARGS__), -1)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
