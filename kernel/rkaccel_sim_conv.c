@@ -621,14 +621,12 @@ static void conv_chunk(const struct sim_conv *c, u32 plane, u32 first, u32 count
 static int conv_fetch_ew(const struct sim_conv *c, struct rkaccel_vm *vm, u32 p, u32 first,
 			 u32 count, u8 *buf)
 {
-	size_t len = (size_t)count * RKNPU_ATOM_BYTES;
-
-	if (!c->ew || !conv_plane_channels(c, p)) {
-		memset(buf, 0, len);
+	/* without EW, conv_post() never reads the operand */
+	if (!c->ew || !conv_plane_channels(c, p))
 		return 0;
-	}
 	return rkaccel_vm_read(vm, (u64)c->ew_addr + (u64)p * c->ew_plane +
-			       (u64)first * RKNPU_ATOM_BYTES, buf, len) ? -EFAULT : 0;
+			       (u64)first * RKNPU_ATOM_BYTES, buf,
+			       (size_t)count * RKNPU_ATOM_BYTES) ? -EFAULT : 0;
 }
 
 /* Inputs whole (the CBUF checks bound them), then the output chunk by chunk. */
@@ -673,7 +671,7 @@ int rkaccel_sim_scratch_alloc(struct rkaccel_sim_scratch *s, u32 cbuf_size)
 	s->x = kvmalloc(cbuf_size, GFP_KERNEL);
 	s->w = kvmalloc(cbuf_size, GFP_KERNEL);
 	s->raw = kvmalloc(cbuf_size, GFP_KERNEL);
-	s->ew = kvmalloc_array(RKACCEL_SIM_CHUNK_PIXELS, RKNPU_ATOM_BYTES, GFP_KERNEL);
+	s->ew = kvcalloc(RKACCEL_SIM_CHUNK_PIXELS, RKNPU_ATOM_BYTES, GFP_KERNEL);
 	s->out = kvmalloc_array(RKACCEL_SIM_CHUNK_PIXELS, RKNPU_ATOM_BYTES, GFP_KERNEL);
 	if (s->x && s->w && s->raw && s->ew && s->out)
 		return 0;

@@ -418,21 +418,36 @@ TEST_F(board, remove_and_probe_again)
 	ASSERT_EQ(0, rkt_modules_load(sim));
 }
 
-/*
- * A broken board: the probe fails with the message that names what is
- * missing, the device never appears, and a good load works afterwards.
- */
 /* @message or, when given, @alt (the same line without symbolic errno names). */
 static bool logged(const char *message, const char *alt)
 {
 	return dmesg_has(message) || (alt && dmesg_has(alt));
 }
 
+/*
+ * Up to 10 s for @message (or @alt): a device tree's cores probe from the
+ * deferred list, after the load returned. The driver's lines when it never
+ * comes.
+ */
+static bool wait_logged(const char *message, const char *alt)
+{
+	for (int i = 0; i < 100 && !logged(message, alt); i++)
+		usleep(100000);
+	if (logged(message, alt))
+		return true;
+	system("dmesg | grep -i -e rkaccel -e npu | tail -n 20 | sed 's/^/# /'");
+	return false;
+}
+
+/*
+ * A broken board: the probe fails with the message that names what is
+ * missing, the device never appears, and a good load works afterwards.
+ */
 static void probe_fails(struct __test_metadata *_metadata, int *fd, const char *fault,
 			const char *message, const char *alt)
 {
 	char sim[64], params[128];
-	int ret, i;
+	int ret;
 
 	rkt_sim_module_params(sim, sizeof(sim));
 	drop_file(_metadata, fd);
@@ -445,13 +460,9 @@ static void probe_fails(struct __test_metadata *_metadata, int *fd, const char *
 	} else {
 		/* a device tree's cores probe later, from the deferred list */
 		EXPECT_EQ(0, ret);
-		for (i = 0; i < 100 && !logged(message, alt); i++)
-			usleep(100000);
 	}
+	EXPECT_TRUE(wait_logged(message, alt)) TH_LOG("no \"%s\" in the log", message);
 	EXPECT_FALSE(rkt_device_bound());
-	if (!logged(message, alt))
-		system("dmesg | grep -i -e rkaccel -e npu | tail -n 20 | sed 's/^/# /'");
-	EXPECT_TRUE(logged(message, alt)) TH_LOG("no \"%s\" in the log", message);
 	if (!ret)
 		EXPECT_EQ(0, rkt_module_remove("rkaccel_sim", 5000));
 	ASSERT_EQ(0, rkt_modules_load(sim));
@@ -485,7 +496,6 @@ TEST_F(board, refuses_a_core_another_driver_holds)
 {
 	const char *other = "/modules/rkaccel_test_other.ko";
 	char params[256];
-	int i;
 
 	if (!device_tree())
 		SKIP(return, "rkaccel and rocket share device-tree nodes; x86 has none");
@@ -500,12 +510,8 @@ TEST_F(board, refuses_a_core_another_driver_holds)
 	rkt_driver_params(params, sizeof(params), "");
 	ASSERT_EQ(0, rkt_module_load(RKT_DRIVER_MODULE, params));
 	ASSERT_EQ(0, rkt_module_load(RKT_SIM_MODULE, ""));
-	for (i = 0; i < 100 && !dmesg_has("is bound to rkaccel-test-other"); i++)
-		usleep(100000);
+	EXPECT_TRUE(wait_logged("is bound to rkaccel-test-other: unbind it or blacklist", NULL));
 	EXPECT_TRUE(dmesg_has("held by rkaccel_test_other"));
-	if (!dmesg_has("is bound to rkaccel-test-other: unbind it or blacklist"))
-		system("dmesg | grep -i -e rkaccel -e npu | tail -n 20 | sed 's/^/# /'");
-	EXPECT_TRUE(dmesg_has("is bound to rkaccel-test-other: unbind it or blacklist"));
 	EXPECT_FALSE(rkt_device_bound()) TH_LOG("rkaccel made a device without all cores");
 	/* the simulator first: its CRU's consumers, both drivers' cores, unbind */
 	ASSERT_EQ(0, rkt_module_remove("rkaccel_sim", 5000));

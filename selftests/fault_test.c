@@ -683,6 +683,14 @@ static bool cru_unbound(void)
 	return unbound;
 }
 
+/* Nodes, drivers, the deferred list and the log: why a load has no device. */
+static void print_device_state(void)
+{
+	system("{ ls -l /dev/accel /sys/class/accel /sys/bus/platform/devices/*npu*/driver"
+	       " /sys/kernel/debug/devices_deferred; rkaccel-info;"
+	       " dmesg | grep -i -e npu -e cru | tail -n 20; } 2>&1 | sed 's/^/# /'");
+}
+
 static int module_unload(void)
 {
 	for (int i = 0; i < 100; i++) {
@@ -863,10 +871,7 @@ static void sweep_module(unsigned int step)
 					if (!nodev_first)
 						nodev_first = n;
 					if (!nodev_shown++)
-						system("ls -l /dev/accel /sys/class/accel; rkaccel-info; ls -l /sys/bus/platform/devices/*npu*/driver "
-						       "/sys/kernel/debug/devices_deferred 2>&1 | "
-						       "sed 's/^/# /'; dmesg | grep -i -e npu -e cru | "
-						       "tail -n 20 | sed 's/^/# /'");
+						print_device_state();
 				} else {
 					deferred++;
 				}

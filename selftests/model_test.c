@@ -609,6 +609,30 @@ struct edit {
 
 #define L(n, field)	(HDR + (n) * REC + (field))
 
+/* @img with @ed written into @copy (CRC fixed) is refused, the field named. */
+static void expect_edit_refused(struct __test_metadata *_metadata, const uint8_t *img,
+				uint8_t *copy, size_t len, const struct edit *ed)
+{
+	struct rkaccel_model *m = NULL;
+	char msg[256] = "";
+	int ret;
+
+	memcpy(copy, img, len);
+	if (ed->width == 16)
+		wr16(copy + ed->off, (uint16_t)ed->val);
+	else if (ed->width == 32)
+		wr32(copy + ed->off, (uint32_t)ed->val);
+	else
+		wr64(copy + ed->off, ed->val);
+	fix_crc(copy, len);
+	ret = rkaccel_model_parse(copy, len, &m, msg, sizeof(msg));
+	EXPECT_EQ(ed->err, ret) TH_LOG("%s: %s", ed->name, msg);
+	EXPECT_NE(NULL, strstr(msg, ed->words))
+		TH_LOG("%s: \"%s\" lacks \"%s\"", ed->name, msg, ed->words);
+	EXPECT_EQ(NULL, m);
+	rkaccel_model_free(m);
+}
+
 static const struct edit edits[] = {
 	{ "magic", 0, 32, 0x4c4d4b53, -EINVAL, "magic" },
 	{ "major 3", H_MAJOR, 16, 3, -ENOTSUP, "newer" },
@@ -678,27 +702,8 @@ TEST(bad_fields)
 	copy = malloc(len);
 	ASSERT_NE(NULL, copy);
 
-	for (size_t e = 0; e < sizeof(edits) / sizeof(edits[0]); e++) {
-		const struct edit *ed = &edits[e];
-		struct rkaccel_model *m = NULL;
-		char msg[256] = "";
-		int ret;
-
-		memcpy(copy, img, len);
-		if (ed->width == 16)
-			wr16(copy + ed->off, (uint16_t)ed->val);
-		else if (ed->width == 32)
-			wr32(copy + ed->off, (uint32_t)ed->val);
-		else
-			wr64(copy + ed->off, ed->val);
-		fix_crc(copy, len);
-		ret = rkaccel_model_parse(copy, len, &m, msg, sizeof(msg));
-		EXPECT_EQ(ed->err, ret) TH_LOG("%s: %s", ed->name, msg);
-		EXPECT_NE(NULL, strstr(msg, ed->words))
-			TH_LOG("%s: \"%s\" lacks \"%s\"", ed->name, msg, ed->words);
-		EXPECT_EQ(NULL, m);
-		rkaccel_model_free(m);
-	}
+	for (size_t e = 0; e < sizeof(edits) / sizeof(edits[0]); e++)
+		expect_edit_refused(_metadata, img, copy, len, &edits[e]);
 	free(copy);
 	free(img);
 }
@@ -1107,25 +1112,8 @@ TEST(v2_bad_fields)
 	rkaccel_model_free(a);
 	copy = malloc(len);
 	ASSERT_NE(NULL, copy);
-	for (size_t e = 0; e < sizeof(edits2) / sizeof(edits2[0]); e++) {
-		const struct edit *ed = &edits2[e];
-		struct rkaccel_model *m = NULL;
-		int ret;
-
-		memcpy(copy, img, len);
-		if (ed->width == 32)
-			wr32(copy + ed->off, (uint32_t)ed->val);
-		else
-			wr64(copy + ed->off, ed->val);
-		fix_crc(copy, len);
-		msg[0] = '\0';
-		ret = rkaccel_model_parse(copy, len, &m, msg, sizeof(msg));
-		EXPECT_EQ(ed->err, ret) TH_LOG("%s: %s", ed->name, msg);
-		EXPECT_NE(NULL, strstr(msg, ed->words))
-			TH_LOG("%s: \"%s\" lacks \"%s\"", ed->name, msg, ed->words);
-		EXPECT_EQ(NULL, m);
-		rkaccel_model_free(m);
-	}
+	for (size_t e = 0; e < sizeof(edits2) / sizeof(edits2[0]); e++)
+		expect_edit_refused(_metadata, img, copy, len, &edits2[e]);
 	/* a per-channel scale above the layer's weight_scale */
 	memcpy(copy, img, len);
 	wr32(copy + rd64(copy + L2(0, 112)), 0x4e6e6b28);	/* 1e9 */

@@ -85,7 +85,6 @@ static inline int rkt_device_bound(void)
 	       !access("/sys/bus/platform/devices/rkaccel-npu/drm", F_OK);
 }
 
-
 static inline int rkt_wait_device(int ms);
 
 /* delete_module(@name) until it works or @ms pass: 0 or the last -errno. */
