@@ -102,6 +102,8 @@ static DEFINE_SPINLOCK(resets_lock);
 #define SIM_MACS_PER_CYCLE	1024
 /* PC_REGISTER_AMOUNTS is 16 bits of 128-bit pairs */
 #define SIM_MAX_CMDS		(0x10000 * 2)
+/* A chained fetch may take one pair more (see sim_fetch()). */
+#define SIM_FETCH_EXTRA		2
 
 /**
  * struct rkaccel_sim_core - the state of one simulated core.
@@ -392,6 +394,45 @@ static u32 sim_run_task(struct rkaccel_sim_core *sim, struct rkaccel_vm *vm,
 	return err;
 }
 
+static bool sim_has_enable(const u64 *cmds, u32 count)
+{
+	u32 i;
+
+	for (i = 0; i < count; i++)
+		if (RKNPU_REGCMD_TARGET(cmds[i]) == RKNPU_TGT_OP_EN &&
+		    RKNPU_REGCMD_REG(cmds[i]) == RKNPU_REG_OP_EN)
+			return true;
+	return false;
+}
+
+/*
+ * Fetch one task's entries. A chained task's PC_REGISTER_AMOUNTS is the one
+ * its predecessor's tail loaded; silicon runs Mesa's ALIGN((N - 4) / 2, 2)
+ * as well as the (N + 1) / 2 - 1 the kernel writes for the first task, so
+ * when the enable entry is not in the (amounts + 1) pairs, one more pair is
+ * read (inferred). Returns 0, or the error interrupt bits to raise.
+ */
+static u32 sim_fetch(struct rkaccel_sim_core *sim, struct rkaccel_vm *vm, u32 addr,
+		     u32 *count, bool chained)
+{
+	u64 *cmds = sim->cmds;
+
+	if (rkaccel_vm_read(vm, addr, cmds, *count * sizeof(*cmds)))
+		return RKNPU_INT_DMA_READ_ERROR;
+	if (!chained || sim_has_enable(cmds, *count))
+		return 0;
+	if (rkaccel_vm_read(vm, addr + *count * sizeof(*cmds), cmds + *count,
+			    SIM_FETCH_EXTRA * sizeof(*cmds)))
+		return RKNPU_INT_DMA_READ_ERROR;
+	*count += SIM_FETCH_EXTRA;
+	if (sim_has_enable(cmds, *count))
+		return 0;
+	dev_err_ratelimited(sim->dev,
+			    "sim: PC_REGISTER_AMOUNTS = 0x%04x: chained task at 0x%08x has no enable entry\n",
+			    *count / 2 - 2, addr);
+	return RKNPU_INT_SIM_UNSUPPORTED;
+}
+
 static void sim_exec(struct work_struct *work)
 {
 	struct rkaccel_sim_core *sim = container_of(work, struct rkaccel_sim_core, exec);
@@ -425,8 +466,9 @@ static void sim_exec(struct work_struct *work)
 		/* a reset stops the core between tasks, as it does on silicon */
 		if (READ_ONCE(sim->generation) != gen)
 			return;
-		if (rkaccel_vm_read(vm, addr, cmds, count * sizeof(*cmds))) {
-			sim_raise(sim, gen, RKNPU_INT_DMA_READ_ERROR);
+		err = sim_fetch(sim, vm, addr, &count, done > 0);
+		if (err) {
+			sim_raise(sim, gen, err);
 			return;
 		}
 		sim_apply(sim, cmds, count, &task);
@@ -487,7 +529,8 @@ static void *sim_claim(struct device *dev, const struct resource *pc,
 	if (!sim)
 		return ERR_PTR(-ENOMEM);
 	/* the hardware path may not allocate: room for the largest task */
-	sim->cmds = kvmalloc_array(SIM_MAX_CMDS, sizeof(*sim->cmds), GFP_KERNEL);
+	sim->cmds = kvmalloc_array(SIM_MAX_CMDS + SIM_FETCH_EXTRA, sizeof(*sim->cmds),
+				   GFP_KERNEL);
 	if (!sim->cmds || rkaccel_sim_scratch_alloc(&sim->scratch, soc->cbuf_size)) {
 		sim_core_free(sim);
 		return ERR_PTR(-ENOMEM);
