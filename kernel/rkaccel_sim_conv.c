@@ -766,5 +766,6 @@ u32 rkaccel_sim_conv(struct device *dev, const struct rkaccel_soc_data *soc, con
 	/* the MACs of the real operation, padding taps included */
 	work->macs = (u64)c.out_pixels * c.out_channels * c.taps * conv_kernel_channels(&c);
 	work->bytes = conv_traffic(&c);
+	work->out_int32 = c.out_bytes == 4;
 	return scratch ? conv_execute(&c, vm, scratch) : 0;
 }
