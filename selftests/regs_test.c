@@ -337,4 +337,96 @@ TEST_F(emit, chained_amounts_as_mesa)
 	EXPECT_EQ((n - 4) / 2 + ((n - 4) / 2) % 2, regs_get(e, amounts));
 }
 
+/* --- CLIP_TRUNCATE against its documented arithmetic ---------------------------- */
+
+#define TRUNC_ROWS	24
+#define TRUNC_K		200
+#define TRUNC_N		40
+
+/*
+ * datapath.rst: the raw sum of products loses t bits (rounding half up,
+ * int32 saturation) before the folded bias; then OUT_CVT as documented.
+ */
+static void trunc_ref(const struct rkaccel_layer_desc *l, const int8_t *in, int t,
+		      int8_t *out)
+{
+	int64_t scale;
+	int shift;
+	uint32_t r, n, k;
+
+	ref_requant(l->in_scale * l->weight_scale / l->out_scale, &scale, &shift);
+	for (r = 0; r < TRUNC_ROWS; r++) {
+		for (n = 0; n < TRUNC_N; n++) {
+			const int8_t *w = l->weights + (size_t)n * TRUNC_K;
+			int64_t raw = 0, wsum = 0, acc;
+
+			for (k = 0; k < TRUNC_K; k++) {
+				raw += (int64_t)in[(size_t)r * TRUNC_K + k] * w[k];
+				wsum += w[k];
+			}
+			acc = ref_round_shift(raw, t);
+			acc = acc < INT32_MIN ? INT32_MIN : acc > INT32_MAX ? INT32_MAX : acc;
+			acc += (int64_t)l->bias[n] - (int64_t)l->in_zero_point * wsum;
+			acc = ref_round_shift(acc * scale, shift) + l->out_zero_point;
+			out[(size_t)r * TRUNC_N + n] = (int8_t)(acc < -128 ? -128 :
+								 acc > 127 ? 127 : acc);
+		}
+	}
+}
+
+FIXTURE(trunc) {
+	struct regs_env e;
+};
+
+FIXTURE_VARIANT(trunc) {
+	int bits;
+};
+
+FIXTURE_VARIANT_ADD(trunc, one_bit) { .bits = 1 };
+FIXTURE_VARIANT_ADD(trunc, five_bits) { .bits = 5 };
+
+FIXTURE_SETUP(trunc)
+{
+	struct regs_env *e = &self->e;
+	const uint32_t features[] = { TRUNC_K, TRUNC_N };
+
+	memset(e, 0, sizeof(*e));
+	ASSERT_EQ(0, rkaccel_open(NULL, &e->dev));
+	e->fd = rkaccel_fd(e->dev);
+	ASSERT_EQ(0, rkaccel_query(e->dev, &e->info));
+	ASSERT_EQ(0, rkt_ctx_create(e->fd, 0, DRM_RKACCEL_PRIORITY_NORMAL, &e->ctx));
+	ASSERT_EQ(0, rkaccel_model_random(REGS_SEED + 1, TRUNC_ROWS, 1, features, 0, &e->model));
+	e->in = malloc((size_t)TRUNC_ROWS * TRUNC_K);
+	e->out = calloc(1, (size_t)TRUNC_ROWS * TRUNC_N);
+	e->ref = calloc(1, (size_t)TRUNC_ROWS * TRUNC_N);
+	ASSERT_TRUE(e->in && e->out && e->ref);
+	rkt_fill_i8(e->in, (size_t)TRUNC_ROWS * TRUNC_K, REGS_SEED + 1);
+	ASSERT_EQ(0, conv_run_prepare(e->fd, &e->info, rkaccel_model_desc(e->model), &e->run));
+	ASSERT_EQ(0, conv_run_input(&e->run, e->in));
+}
+
+FIXTURE_TEARDOWN(trunc)
+{
+	regs_env_close(&self->e);
+}
+
+/* The simulator computes a truncating task bit-exact with the reference. */
+TEST_F(trunc, bit_exact)
+{
+	struct regs_env *e = &self->e;
+	long idx = regs_find(e, RKNPU_CORE_CLIP_TRUNCATE);
+	size_t i, n = (size_t)TRUNC_ROWS * TRUNC_N;
+
+	ASSERT_EQ(1, rkaccel_program_tasks(e->run.prog));
+	ASSERT_LE(0, idx);
+	regs_set(e, idx, (uint32_t)variant->bits);
+	trunc_ref(&rkaccel_model_desc(e->model)->layers[0], e->in, variant->bits, e->ref);
+	ASSERT_EQ(0, conv_run_exec(e->fd, e->ctx, &e->run));
+	ASSERT_EQ(0, conv_run_output(&e->run, e->out));
+	for (i = 0; i < n && e->out[i] == e->ref[i]; i++)
+		;
+	EXPECT_EQ(n, i) TH_LOG("row %zu col %zu: %d, reference %d", i / TRUNC_N, i % TRUNC_N,
+			       e->out[i], e->ref[i]);
+}
+
 TEST_HARNESS_MAIN
