@@ -10,6 +10,7 @@
 #include <linux/dma-fence.h>
 #include <linux/module.h>
 
+#include "rkaccel_compat.h"
 #include "rkaccel_core.h"
 #include "rkaccel_device.h"
 #include "rkaccel_job.h"
@@ -125,6 +126,76 @@ static void rkaccel_core_fault_work(struct work_struct *work)
 	dma_fence_end_signalling(cookie);
 }
 
+/*
+ * RK3576's completion interrupt cannot be relied on: PC_DONE is not
+ * maskable and int32 or fp16 output tasks raise no DPU bit. Its chains are
+ * seen done by polling PC_TASK_STATUS instead (as the out-of-tree RK3576
+ * rocket series does); the interrupt then only reports errors.
+ */
+static bool rkaccel_core_polls(const struct rkaccel_core *core)
+{
+	return core->rdev->soc->soc == DRM_RKACCEL_SOC_RK3576;
+}
+
+/* How often a polled chain's task counter is read. */
+#define RKACCEL_POLL_NS		(200 * NSEC_PER_USEC)
+
+/* Under the job lock: start the job's next chain; returns the job when it is done. */
+static struct rkaccel_job *rkaccel_core_advance(struct rkaccel_core *core,
+						struct rkaccel_job *job)
+{
+	lockdep_assert_held(&core->job_lock);
+	if (++job->next_task < job->task_count) {
+		struct drm_rkaccel_task *t = &job->tasks[job->next_task];
+
+		rkaccel_core_start_task(core, t->regcmd_addr, t->regcmd_count, t->task_count);
+		return NULL;
+	}
+	core->job = NULL;
+	return job;
+}
+
+static enum hrtimer_restart rkaccel_core_poll_timer(struct hrtimer *timer)
+{
+	struct rkaccel_core *core = container_of(timer, struct rkaccel_core, poll);
+
+	/* a hint only: the work checks again under the job lock */
+	if (!READ_ONCE(core->job))
+		return HRTIMER_NORESTART;
+	if (rkaccel_core_read(core, core->rdev->soc->task_status_reg) >=
+	    READ_ONCE(core->poll_tasks)) {
+		queue_work(system_highpri_wq, &core->poll_work);
+		return HRTIMER_NORESTART;
+	}
+	hrtimer_forward_now(timer, ns_to_ktime(RKACCEL_POLL_NS));
+	return HRTIMER_RESTART;
+}
+
+/* The polled chain is done: what the completion interrupt does elsewhere. */
+static void rkaccel_core_poll_work(struct work_struct *work)
+{
+	struct rkaccel_core *core = container_of(work, struct rkaccel_core, poll_work);
+	struct rkaccel_job *job, *done = NULL;
+	bool cookie = dma_fence_begin_signalling();
+	unsigned long flags;
+
+	spin_lock_irqsave(&core->job_lock, flags);
+	job = core->job;
+	if (job && rkaccel_core_read(core, core->rdev->soc->task_status_reg) <
+		   job->tasks[job->next_task].task_count) {
+		/* another chain since the timer looked (or a reset): keep watching */
+		hrtimer_start(&core->poll, ns_to_ktime(RKACCEL_POLL_NS), HRTIMER_MODE_REL);
+	} else if (job) {
+		rkaccel_core_write(core, RKNPU_PC_OPERATION_ENABLE, 0);
+		rkaccel_core_write(core, RKNPU_PC_INTERRUPT_CLEAR, RKNPU_INT_ALL);
+		done = rkaccel_core_advance(core, job);
+	}
+	spin_unlock_irqrestore(&core->job_lock, flags);
+	if (done)
+		rkaccel_job_finish(core, done, 0);
+	dma_fence_end_signalling(cookie);
+}
+
 int rkaccel_core_sched_init(struct rkaccel_core *core)
 {
 	const struct drm_sched_init_args args = {
@@ -139,6 +210,8 @@ int rkaccel_core_sched_init(struct rkaccel_core *core)
 
 	INIT_DELAYED_WORK(&core->watchdog, rkaccel_core_watchdog);
 	INIT_WORK(&core->fault_work, rkaccel_core_fault_work);
+	hrtimer_setup(&core->poll, rkaccel_core_poll_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	INIT_WORK(&core->poll_work, rkaccel_core_poll_work);
 	return drm_sched_init(&core->sched, &args);
 }
 
@@ -146,6 +219,10 @@ void rkaccel_core_sched_fini(struct rkaccel_core *core)
 {
 	cancel_delayed_work_sync(&core->watchdog);
 	flush_work(&core->fault_work);
+	/* the work may arm the timer again: timer, work, timer */
+	hrtimer_cancel(&core->poll);
+	cancel_work_sync(&core->poll_work);
+	hrtimer_cancel(&core->poll);
 	drm_sched_fini(&core->sched);
 }
 
@@ -170,11 +247,16 @@ void rkaccel_core_start_task(struct rkaccel_core *core, u64 regcmd_addr, u32 reg
 	}
 	rkaccel_core_write(core, RKNPU_PC_BASE_ADDRESS, lower_32_bits(regcmd_addr));
 	rkaccel_core_write(core, RKNPU_PC_REGISTER_AMOUNTS, (regcmd_count + 1) / 2 - 1);
-	rkaccel_core_write(core, RKNPU_PC_INTERRUPT_MASK, RKNPU_INT_DPU_DONE);
+	rkaccel_core_write(core, RKNPU_PC_INTERRUPT_MASK,
+			   rkaccel_core_polls(core) ? 0 : RKNPU_INT_DPU_DONE);
 	rkaccel_core_write(core, RKNPU_PC_INTERRUPT_CLEAR, RKNPU_INT_DPU_DONE);
 	rkaccel_core_write(core, RKNPU_PC_TASK_CON, rkaccel_core_task_con(core, task_count));
 	rkaccel_core_write(core, RKNPU_PC_TASK_DMA_BASE_ADDR, 0);
 	rkaccel_core_write(core, RKNPU_PC_OPERATION_ENABLE, 1);
+	if (rkaccel_core_polls(core)) {
+		WRITE_ONCE(core->poll_tasks, task_count);
+		hrtimer_start(&core->poll, ns_to_ktime(RKACCEL_POLL_NS), HRTIMER_MODE_REL);
+	}
 }
 
 /*
@@ -210,21 +292,16 @@ static void rkaccel_core_complete(struct rkaccel_core *core)
 		queue_work(system_wq, &core->fault_work);
 		return;
 	}
-	if (!(raw & RKNPU_INT_DPU_DONE)) {
+	/* a polled SoC's chains end through rkaccel_core_poll_work() alone */
+	if (!(raw & RKNPU_INT_DPU_DONE) || rkaccel_core_polls(core)) {
 		spin_unlock_irqrestore(&core->job_lock, flags);
 		return;
 	}
 
-	if (++job->next_task < job->task_count) {
-		struct drm_rkaccel_task *t = &job->tasks[job->next_task];
-
-		rkaccel_core_start_task(core, t->regcmd_addr, t->regcmd_count, t->task_count);
-		spin_unlock_irqrestore(&core->job_lock, flags);
-		return;
-	}
-	core->job = NULL;
+	job = rkaccel_core_advance(core, job);
 	spin_unlock_irqrestore(&core->job_lock, flags);
-	rkaccel_job_finish(core, job, 0);
+	if (job)
+		rkaccel_job_finish(core, job, 0);
 }
 
 /* The completion path: a fence-signalling section, checked by lockdep. */

@@ -3,6 +3,7 @@
 #define _RKACCEL_CORE_H_
 
 #include <drm/gpu_scheduler.h>
+#include <linux/hrtimer.h>
 #include <linux/ktime.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -61,6 +62,10 @@ struct rkaccel_reg_ops {
  * @job_lock: protects @job and the job's progress.
  * @job: the job on the core, NULL when idle.
  * @watchdog: looks at @job every timeout: reset the core when it hung.
+ * @poll: on SoCs whose completion interrupt cannot be relied on (RK3576),
+ *	watches PC_TASK_STATUS reach @poll_tasks while a chain runs.
+ * @poll_work: completes the chain @poll saw done, as the interrupt would.
+ * @poll_tasks: tasks of the running chain.
  * @fault_work: resets the core after an error interrupt, then ends
  *	@faulted with @fault_error.
  * @faulted: the job an error interrupt took off the core, until then.
@@ -88,6 +93,9 @@ struct rkaccel_core {
 	spinlock_t job_lock;	/* protects job */
 	struct rkaccel_job *job;
 	struct delayed_work watchdog;
+	struct hrtimer poll;
+	struct work_struct poll_work;
+	u32 poll_tasks;
 	struct work_struct fault_work;
 	struct rkaccel_job *faulted;
 	int fault_error;

@@ -123,6 +123,8 @@
 #define   RKNPU_DATAOUT_SIZE_1_CHANNEL		0x0000ffff
 #define RKNPU_CORE_CLIP_TRUNCATE	0x301c
 #define   RKNPU_CLIP_TRUNCATE_BITS		0x0000001f
+/* Undocumented; Mesa writes 0 in every convolution task, so do we. */
+#define RKNPU_CORE_3030			0x3030
 
 /* DPU: bias, requantization and the write DMA. */
 #define RKNPU_DPU_S_POINTER		0x4004
@@ -178,6 +180,7 @@
 #define   RKNPU_EW_CVT_TRUNCATE			0xffc00000
 #define   RKNPU_EW_CVT_SHIFT			0x003f0000
 #define   RKNPU_EW_CVT_SCALE_MASK		0x0000ffff
+#define RKNPU_DPU_EW_RELUX_CMP		0x407c
 #define RKNPU_DPU_OUT_CVT_OFFSET	0x4080
 #define RKNPU_DPU_OUT_CVT_SCALE		0x4084
 #define   RKNPU_OUT_CVT_SCALE_FP32TOFP16	0x00010000
@@ -187,7 +190,15 @@
 #define   RKNPU_OUT_CVT_SHIFT_ROUND		0x40000000
 #define   RKNPU_OUT_CVT_SHIFT_MINUS_EXP		0x000ff000
 #define   RKNPU_OUT_CVT_SHIFT_MASK		0x00000fff
+/* EW_OP_VALUE_0..7: EW's constant operands, unused (written 0). */
+#define RKNPU_DPU_EW_OP_VALUE_0		0x4090
+#define RKNPU_DPU_EW_OP_VALUES		8
 #define RKNPU_DPU_SURFACE_ADD		0x40c0
+/* Undocumented; Mesa writes 0 after SURFACE_ADD, so do we. */
+#define RKNPU_DPU_40C4			0x40c4
+/* LUT_ACCESS_CFG .. LUT_LO_SLOPE_SHIFT: the EW lookup table, unused (0). */
+#define RKNPU_DPU_LUT_FIRST		0x4100
+#define RKNPU_DPU_LUT_LAST		0x412c
 
 /* PPU: pooling from memory (PPU_RDMA) to memory. */
 #define RKNPU_TGT_PPU			0x4001
@@ -241,12 +252,15 @@
 #define RKNPU_RDMA_DATA_CUBE_WIDTH	0x500c
 #define RKNPU_RDMA_DATA_CUBE_HEIGHT	0x5010
 #define RKNPU_RDMA_DATA_CUBE_CHANNEL	0x5014
+#define RKNPU_RDMA_SRC_BASE_ADDR	0x5018
 #define RKNPU_RDMA_BRDMA_CFG		0x501c
 #define   RKNPU_BRDMA_CFG_DATA_USE		0x0000001e
 /* BRDMA DATA_USE: the ALU operand (bias) only, or ALU and MUL operands. */
 #define RKNPU_BRDMA_USE_ALU		1
 #define RKNPU_BRDMA_USE_BOTH		2
 #define RKNPU_RDMA_BS_BASE_ADDR		0x5020
+#define RKNPU_RDMA_NRDMA_CFG		0x5028
+#define RKNPU_RDMA_BN_BASE_ADDR		0x502c
 #define RKNPU_RDMA_ERDMA_CFG		0x5034
 #define   RKNPU_ERDMA_CFG_DISABLE		0x00000001
 /* ERDMA_CFG reading an int8 tensor: DATA_MODE 1, DATA_SIZE 1 (Mesa's add). */
@@ -255,7 +269,11 @@
 #define RKNPU_RDMA_EW_SURF_STRIDE	0x5040
 #define RKNPU_RDMA_FEATURE_MODE_CFG	0x5044
 #define   RKNPU_RDMA_FEATURE_MRDMA_DISABLE	0x00000010
+#define RKNPU_RDMA_SRC_DMA_CFG		0x5048
+#define RKNPU_RDMA_SURF_NOTCH		0x504c
+#define RKNPU_RDMA_PAD_CFG		0x5064
 #define RKNPU_RDMA_WEIGHT		0x5068
+#define RKNPU_RDMA_EW_SURF_NOTCH	0x506c
 
 /* Precision codes of the *_PRECISION fields. */
 #define RKNPU_PRECISION_INT8		0
@@ -267,8 +285,19 @@
 /* DPU FEATURE_MODE_CFG.OUTPUT_MODE: write the result to memory. */
 #define RKNPU_OUTPUT_MODE_MEMORY	2
 
+/*
+ * CONV_CON2.FEATURE_GRAINS as Mesa programs it (50 + stride + 1, "seems to
+ * pass the most tests" on silicon); the simulator only requires one window.
+ */
+#define RKNPU_FEATURE_GRAINS_BASE	51
+
 /* Convolution buffer: banks of 32 KiB. */
 #define RKNPU_CBUF_BANK_SIZE		32768
+/*
+ * Weight banks beyond what the weights fill: Mesa gives one more ("the calc
+ * above might be wrong on this HW"), and so do the compiler and the checks.
+ */
+#define RKNPU_CBUF_WEIGHT_SPARE		1
 /* Feature atom: 16 bytes, so 16 int8 or 4 int32 channels per position. */
 #define RKNPU_ATOM_BYTES		16
 /* Kernels are fetched in groups of 32, input channels in blocks of 32. */

@@ -68,6 +68,7 @@ struct sim_conv {
 	s32 ew_offset;
 
 	s32 ow_op;
+	u32 truncate;		/* CLIP_TRUNCATE: accumulator bits dropped, rounded */
 	bool relu;
 	u32 cvt_scale, cvt_shift;
 	s32 cvt_offset;
@@ -132,8 +133,9 @@ static u32 conv_decode_mode(struct sim_conv *c, u32 op_enable)
 		return REFUSE(c, CNA_CVT_CON0, "input conversion must be bypassed");
 	if (conv_reg(c, RKNPU_CNA_DCOMP_CTRL))
 		return REFUSE(c, CNA_DCOMP_CTRL, "compressed weights");
-	if (conv_reg(c, RKNPU_CORE_CLIP_TRUNCATE))
-		return REFUSE(c, CORE_CLIP_TRUNCATE, "accumulator truncation");
+	if (conv_reg(c, RKNPU_CORE_CLIP_TRUNCATE) & ~RKNPU_CLIP_TRUNCATE_BITS)
+		return REFUSE(c, CORE_CLIP_TRUNCATE, "only CLIP_TRUNCATE bits");
+	c->truncate = CONV_FIELD(c, CORE_CLIP_TRUNCATE, CLIP_TRUNCATE_BITS);
 	return conv_decode_kind(c);
 }
 
@@ -191,6 +193,9 @@ static u32 conv_decode_window(struct sim_conv *c)
 	c->taps = c->kw * c->kh;
 	if (!c->taps)
 		return REFUSE(c, CNA_WEIGHT_SIZE2, "empty kernel");
+	/* inferred: the CNA buffers at least one window of lines before it starts */
+	if (CONV_FIELD(c, CNA_CONV_CON2, CONV_CON2_FEATURE_GRAINS) < c->kh + c->stride_y)
+		return REFUSE(c, CNA_CONV_CON2, "FEATURE_GRAINS below one window's lines");
 	c->pad_left = FIELD_GET(RKNPU_PAD_CON0_LEFT, pad);
 	c->pad_top = FIELD_GET(RKNPU_PAD_CON0_TOP, pad);
 	if (pad & ~(RKNPU_PAD_CON0_LEFT | RKNPU_PAD_CON0_TOP) ||
@@ -233,9 +238,9 @@ static u32 conv_decode_weights(struct sim_conv *c)
 		return REFUSE(c, CNA_WEIGHT_SIZE1, "bytes per kernel differ from taps x channels");
 	if (c->kernels * per_kernel != c->wt_bytes)
 		return REFUSE(c, CNA_WEIGHT_SIZE0, "weight bytes must be kernels x per kernel");
-	if (!wt_banks || data_banks + wt_banks > banks ||
-	    c->wt_bytes > wt_banks * RKNPU_CBUF_BANK_SIZE)
-		return REFUSE(c, CNA_CBUF_CON0, "weights do not fit their CBUF banks");
+	if (wt_banks <= RKNPU_CBUF_WEIGHT_SPARE || data_banks + wt_banks > banks ||
+	    c->wt_bytes > (wt_banks - RKNPU_CBUF_WEIGHT_SPARE) * RKNPU_CBUF_BANK_SIZE)
+		return REFUSE(c, CNA_CBUF_CON0, "weights do not fit their CBUF banks, spare one");
 	return 0;
 }
 
@@ -335,9 +340,15 @@ static u32 conv_decode_ew(struct sim_conv *c, u32 op_enable)
 	u32 erdma = conv_reg(c, RKNPU_RDMA_ERDMA_CFG);
 	u32 cvt = conv_reg(c, RKNPU_DPU_EW_CVT_SCALE);
 
+	if (conv_reg(c, RKNPU_DPU_EW_RELUX_CMP))
+		return REFUSE(c, DPU_EW_RELUX_CMP, "no ReLUX: must be 0");
 	if (ew & RKNPU_STAGE_BYPASS) {
 		if (op_enable & RKNPU_BLK_DPU_RDMA && !(erdma & RKNPU_ERDMA_CFG_DISABLE))
 			return REFUSE(c, RDMA_ERDMA_CFG, "ERDMA must be disabled when EW is");
+		if (conv_reg(c, RKNPU_DPU_EW_CVT_OFFSET))
+			return REFUSE(c, DPU_EW_CVT_OFFSET, "must be 0 when EW is bypassed");
+		if (cvt != 1)
+			return REFUSE(c, DPU_EW_CVT_SCALE, "must be 1 when EW is bypassed");
 		return 0;
 	}
 	if ((ew & ~RKNPU_EW_CFG_RELU_BYPASS) != RKNPU_EW_CFG_ADD_INT8 || c->out_bytes != 1)
@@ -387,6 +398,39 @@ static u32 conv_decode_post(struct sim_conv *c, u32 op_enable)
 	return 0;
 }
 
+/* Registers no modelled task uses: written 0 (as Mesa does), checked so. */
+static const struct {
+	u16 first, last;
+	const char *name;
+} conv_zero_regs[] = {
+	{ RKNPU_CORE_3030, RKNPU_CORE_3030, "CORE_3030" },
+	{ RKNPU_DPU_EW_OP_VALUE_0, RKNPU_DPU_EW_OP_VALUE_0 + 4 * (RKNPU_DPU_EW_OP_VALUES - 1),
+	  "DPU_EW_OP_VALUE" },
+	{ RKNPU_DPU_40C4, RKNPU_DPU_40C4, "DPU_40C4" },
+	{ RKNPU_DPU_LUT_FIRST, RKNPU_DPU_LUT_LAST, "DPU_LUT" },
+	{ RKNPU_RDMA_SRC_BASE_ADDR, RKNPU_RDMA_SRC_BASE_ADDR, "RDMA_SRC_BASE_ADDR" },
+	{ RKNPU_RDMA_NRDMA_CFG, RKNPU_RDMA_BN_BASE_ADDR, "RDMA_NRDMA_CFG/BN_BASE_ADDR" },
+	{ RKNPU_RDMA_SRC_DMA_CFG, RKNPU_RDMA_SURF_NOTCH, "RDMA_SRC_DMA_CFG/SURF_NOTCH" },
+	{ RKNPU_RDMA_PAD_CFG, RKNPU_RDMA_PAD_CFG, "RDMA_PAD_CFG" },
+	{ RKNPU_RDMA_EW_SURF_NOTCH, RKNPU_RDMA_EW_SURF_NOTCH, "RDMA_EW_SURF_NOTCH" },
+};
+
+static u32 conv_decode_zero(const struct sim_conv *c)
+{
+	u32 i, reg;
+
+	for (i = 0; i < ARRAY_SIZE(conv_zero_regs); i++) {
+		for (reg = conv_zero_regs[i].first; reg <= conv_zero_regs[i].last; reg += 4) {
+			if (!conv_reg(c, reg))
+				continue;
+			dev_err_ratelimited(c->dev, "sim: %s (0x%04x) = 0x%08x: unused, must be 0\n",
+					    conv_zero_regs[i].name, reg, conv_reg(c, reg));
+			return RKNPU_INT_SIM_UNSUPPORTED;
+		}
+	}
+	return 0;
+}
+
 static u32 conv_decode(struct sim_conv *c, u32 op_enable)
 {
 	u32 err;
@@ -404,6 +448,8 @@ static u32 conv_decode(struct sim_conv *c, u32 op_enable)
 		err = conv_decode_output(c);
 	if (!err)
 		err = conv_decode_post(c, op_enable);
+	if (!err)
+		err = conv_decode_zero(c);
 	return err;
 }
 
@@ -527,6 +573,9 @@ static s64 conv_ew(const struct sim_conv *c, s64 acc, s8 e)
 /* Accumulator -> output value: BS (@j of @bs), EW (@e, when on), OUT_CVT, saturation. */
 static s64 conv_post(const struct sim_conv *c, s64 acc, const struct conv_bs *bs, u32 j, s8 e)
 {
+	/* CACC -> DPU: drop CLIP_TRUNCATE bits, rounding half up, int32 saturation */
+	if (c->truncate)
+		acc = clamp_t(s64, conv_round_shift(acc, c->truncate), S32_MIN, S32_MAX);
 	if (c->bias)
 		acc += bs->bias[j];
 	if (c->bs_mul) {
@@ -717,5 +766,6 @@ u32 rkaccel_sim_conv(struct device *dev, const struct rkaccel_soc_data *soc, con
 	/* the MACs of the real operation, padding taps included */
 	work->macs = (u64)c.out_pixels * c.out_channels * c.taps * conv_kernel_channels(&c);
 	work->bytes = conv_traffic(&c);
+	work->out_int32 = c.out_bytes == 4;
 	return scratch ? conv_execute(&c, vm, scratch) : 0;
 }

@@ -12,10 +12,12 @@ struct rkaccel_vm;
  * struct rkaccel_sim_work - what one task cost, for the timing model.
  * @macs: multiply-accumulates of the MAC array.
  * @bytes: bytes moved by the DMAs (feature, weights unless reused, bias, output).
+ * @out_int32: the DPU wrote int32 (RK3576 then raises no DPU interrupt bit).
  */
 struct rkaccel_sim_work {
 	u64 macs;
 	u64 bytes;
+	bool out_int32;
 };
 
 /* Output pixels a task computes and writes at a time (16 bytes each). */

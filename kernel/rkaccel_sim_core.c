@@ -102,6 +102,8 @@ static DEFINE_SPINLOCK(resets_lock);
 #define SIM_MACS_PER_CYCLE	1024
 /* PC_REGISTER_AMOUNTS is 16 bits of 128-bit pairs */
 #define SIM_MAX_CMDS		(0x10000 * 2)
+/* A chained fetch may take one pair more (see sim_fetch()). */
+#define SIM_FETCH_EXTRA		2
 
 /**
  * struct rkaccel_sim_core - the state of one simulated core.
@@ -118,6 +120,8 @@ static DEFINE_SPINLOCK(resets_lock);
  * @chain_ns: its modelled time.
  * @chain_tasks: its tasks once executed, 0 before: PC_TASK_STATUS then
  *	follows the modelled time from 0 to @chain_tasks.
+ * @done_bits: what the chain's end raises: DPU_DONE, or nothing on RK3576
+ *	after an int32-output task (its DPU raises no bit for those).
  * @exec_tasks: tasks executed so far, PC_TASK_STATUS while the chain's
  *	host compute runs (a slow host must not look like a hung core).
  * @cmds: the task's regcmd entries, read by @exec: allocated once, for
@@ -141,6 +145,7 @@ struct rkaccel_sim_core {
 	ktime_t chain_start;
 	u64 chain_ns;
 	u32 chain_tasks;
+	u32 done_bits;
 	u32 exec_tasks;
 	u64 *cmds;
 	struct rkaccel_sim_scratch scratch;
@@ -205,6 +210,14 @@ static bool sim_write_locked(struct rkaccel_sim_core *sim, u32 reg, u32 val)
 	case RKNPU_PC_OPERATION_ENABLE:
 		*sim_reg(sim, reg) = val & 1;
 		return val & 1;
+	case RKNPU_PC_TASK_CON:
+		/* TASK_COUNT_CLEAR (the bit above PP_EN): the counter restarts now */
+		if (val & BIT(sim->soc->task_number_bits + 1)) {
+			sim->chain_tasks = 0;
+			WRITE_ONCE(sim->exec_tasks, 0);
+		}
+		*sim_reg(sim, reg) = val;
+		return false;
 	default:
 		*sim_reg(sim, reg) = val;
 		return false;
@@ -380,7 +393,7 @@ static u64 sim_task_time(const struct rkaccel_sim_work *w)
  * error interrupt bits, 0 when the task completed.
  */
 static u32 sim_run_task(struct rkaccel_sim_core *sim, struct rkaccel_vm *vm,
-			const struct sim_task *task, u64 *ns)
+			const struct sim_task *task, u64 *ns, bool *out_int32)
 {
 	struct rkaccel_sim_work w = {};
 	u32 err = 0;
@@ -389,7 +402,47 @@ static u32 sim_run_task(struct rkaccel_sim_core *sim, struct rkaccel_vm *vm,
 		err = rkaccel_sim_conv(sim->dev, sim->soc, sim->regs, task->op_enable, vm,
 				       READ_ONCE(sim_compute) ? &sim->scratch : NULL, &w);
 	*ns += sim_task_time(&w);
+	*out_int32 = w.out_int32;
 	return err;
+}
+
+static bool sim_has_enable(const u64 *cmds, u32 count)
+{
+	u32 i;
+
+	for (i = 0; i < count; i++)
+		if (RKNPU_REGCMD_TARGET(cmds[i]) == RKNPU_TGT_OP_EN &&
+		    RKNPU_REGCMD_REG(cmds[i]) == RKNPU_REG_OP_EN)
+			return true;
+	return false;
+}
+
+/*
+ * Fetch one task's entries. A chained task's PC_REGISTER_AMOUNTS is the one
+ * its predecessor's tail loaded; silicon runs Mesa's ALIGN((N - 4) / 2, 2)
+ * as well as the (N + 1) / 2 - 1 the kernel writes for the first task, so
+ * when the enable entry is not in the (amounts + 1) pairs, one more pair is
+ * read (inferred). Still none: the task starts nothing and the core hangs,
+ * as silicon's would; the log says why. Returns 0, or the error bits.
+ */
+static u32 sim_fetch(struct rkaccel_sim_core *sim, struct rkaccel_vm *vm, u32 addr,
+		     u32 *count, bool chained)
+{
+	u64 *cmds = sim->cmds;
+
+	if (rkaccel_vm_read(vm, addr, cmds, *count * sizeof(*cmds)))
+		return RKNPU_INT_DMA_READ_ERROR;
+	if (!chained || sim_has_enable(cmds, *count))
+		return 0;
+	if (rkaccel_vm_read(vm, addr + *count * sizeof(*cmds), cmds + *count,
+			    SIM_FETCH_EXTRA * sizeof(*cmds)))
+		return RKNPU_INT_DMA_READ_ERROR;
+	*count += SIM_FETCH_EXTRA;
+	if (!sim_has_enable(cmds, *count))
+		dev_info_ratelimited(sim->dev,
+				     "sim: PC_REGISTER_AMOUNTS = 0x%04x: no enable entry in the chained task at 0x%08x: the core hangs\n",
+				     *count / 2 - 2, addr);
+	return 0;
 }
 
 static void sim_exec(struct work_struct *work)
@@ -397,6 +450,7 @@ static void sim_exec(struct work_struct *work)
 	struct rkaccel_sim_core *sim = container_of(work, struct rkaccel_sim_core, exec);
 	u32 gen, addr, count, tasks, task_con, err, done = 0;
 	ktime_t start = ktime_get();
+	bool out_int32 = false;
 	struct rkaccel_vm *vm;
 	struct sim_task task;
 	unsigned long flags;
@@ -425,20 +479,23 @@ static void sim_exec(struct work_struct *work)
 		/* a reset stops the core between tasks, as it does on silicon */
 		if (READ_ONCE(sim->generation) != gen)
 			return;
-		if (rkaccel_vm_read(vm, addr, cmds, count * sizeof(*cmds))) {
-			sim_raise(sim, gen, RKNPU_INT_DMA_READ_ERROR);
+		err = sim_fetch(sim, vm, addr, &count, done > 0);
+		if (err) {
+			sim_raise(sim, gen, err);
 			return;
 		}
 		sim_apply(sim, cmds, count, &task);
 		if (!task.enabled)
 			return;	/* nothing started: the core hangs */
 
-		err = sim_run_task(sim, vm, &task, &ns);
+		err = sim_run_task(sim, vm, &task, &ns, &out_int32);
 		if (err) {
 			sim_raise(sim, gen, err);
 			return;
 		}
-		WRITE_ONCE(sim->exec_tasks, ++done);
+		/* the last task counts when its modelled time has passed */
+		if (++done < tasks)
+			WRITE_ONCE(sim->exec_tasks, done);
 		addr = task.next_addr;
 		count = (task.next_amounts + 1) * 2;
 		if (READ_ONCE(sim_host_delay_us))
@@ -453,6 +510,8 @@ static void sim_exec(struct work_struct *work)
 		sim->chain_ns = ns;
 		sim->chain_tasks = done;
 		sim->armed_gen = gen;
+		sim->done_bits = sim->soc->soc == DRM_RKACCEL_SOC_RK3576 && out_int32 ?
+				 0 : RKNPU_INT_DPU_DONE;
 		hrtimer_start(&sim->done, ktime_add_ns(start, ns), HRTIMER_MODE_ABS);
 	}
 	spin_unlock_irqrestore(&sim->lock, flags);
@@ -463,7 +522,8 @@ static enum hrtimer_restart sim_done(struct hrtimer *timer)
 	struct rkaccel_sim_core *sim = container_of(timer, struct rkaccel_sim_core, done);
 
 	/* the chain this timer was armed for: a reset since makes it stale */
-	sim_raise(sim, READ_ONCE(sim->armed_gen), RKNPU_INT_DPU_DONE);
+	if (READ_ONCE(sim->done_bits))
+		sim_raise(sim, READ_ONCE(sim->armed_gen), READ_ONCE(sim->done_bits));
 	return HRTIMER_NORESTART;
 }
 
@@ -487,7 +547,8 @@ static void *sim_claim(struct device *dev, const struct resource *pc,
 	if (!sim)
 		return ERR_PTR(-ENOMEM);
 	/* the hardware path may not allocate: room for the largest task */
-	sim->cmds = kvmalloc_array(SIM_MAX_CMDS, sizeof(*sim->cmds), GFP_KERNEL);
+	sim->cmds = kvmalloc_array(SIM_MAX_CMDS + SIM_FETCH_EXTRA, sizeof(*sim->cmds),
+				   GFP_KERNEL);
 	if (!sim->cmds || rkaccel_sim_scratch_alloc(&sim->scratch, soc->cbuf_size)) {
 		sim_core_free(sim);
 		return ERR_PTR(-ENOMEM);

@@ -103,30 +103,45 @@ void prog_task_end(struct rkaccel_program *p, uint32_t enable)
 }
 
 /*
- * A real multiplier: m * 2^e with m in [1, 2) becomes scale = round(m *
- * 2^14) and shift = 14 - e, so acc * multiplier is (acc * scale) >> shift.
- * Integer-only on the float's bits: the same on every CPU.
+ * A real multiplier as m * 2^e, m in [1, 2): @mant14 = floor(m * 2^14)
+ * (16384..32767) and @shift = 14 - e, so that acc * multiplier is about
+ * (acc * mant14) >> shift. Integer-only on the float's bits: the same on
+ * every CPU. Returns 0, or -ERANGE for what no shift of 0..62 represents.
  */
-int requant_params(float multiplier, uint32_t *scale, uint32_t *shift)
+static int split_multiplier(float multiplier, uint32_t *mant14, uint32_t *shift)
 {
-	uint32_t bits, exp, mant;
+	uint32_t bits, exp;
 	int32_t sh;
 
 	memcpy(&bits, &multiplier, sizeof(bits));
 	exp = (bits >> 23) & 0xff;
-	mant = (bits & 0x7fffff) | 0x800000;
 	if (bits >> 31 || !exp || exp == 0xff)
 		return -ERANGE;
-	*scale = (mant + (1u << 8)) >> 9;
+	*mant14 = ((bits & 0x7fffff) | 0x800000) >> 9;
 	sh = 141 - (int32_t)exp;
-	if (*scale == 1u << 15) {
-		*scale >>= 1;
-		sh--;
-	}
 	if (sh < 0 || sh > 62)
 		return -ERANGE;
 	*shift = (uint32_t)sh;
 	return 0;
+}
+
+/*
+ * OUT_CVT: scale = floor(m * 2^14) + 1 (16385..32768), as Mesa's rocket
+ * driver computes it from the float's bits (Documentation/datapath.rst).
+ */
+int requant_out_cvt(float multiplier, uint32_t *scale, uint32_t *shift)
+{
+	int ret = split_multiplier(multiplier, scale, shift);
+
+	if (!ret)
+		*scale += 1;
+	return ret;
+}
+
+/* EW_CVT: scale = floor(m * 2^14), Mesa's conversion of the added operand. */
+int requant_ew_cvt(float multiplier, uint32_t *scale, uint32_t *shift)
+{
+	return split_multiplier(multiplier, scale, shift);
 }
 
 static uint32_t task_entries(const struct rkaccel_program *p, uint32_t task)
@@ -331,7 +346,8 @@ static void link_task(const struct rkaccel_program *p, uint32_t t, uint64_t regc
 
 	if (next < p->num_tasks) {
 		addr = (uint32_t)(regcmd_addr + (uint64_t)p->task_start[next] * sizeof(uint64_t));
-		amounts = (task_entries(p, next) + 1) / 2 - 1;
+		/* Mesa's chained value: the entries before the tail, in even pairs */
+		amounts = ALIGN_UP((task_entries(p, next) - TAIL_ENTRIES) / 2, 2);
 	}
 	out[tail] = regcmd(RKNPU_TGT_PC, RKNPU_PC_BASE_ADDRESS, addr);
 	out[tail + 1] = regcmd(RKNPU_TGT_PC, RKNPU_PC_REGISTER_AMOUNTS, amounts);

@@ -58,7 +58,8 @@ void prog_put(struct rkaccel_program *p, uint16_t reg, uint32_t val);
 void prog_put_addr(struct rkaccel_program *p, uint16_t reg, uint32_t buf, uint32_t offset);
 void prog_task_begin(struct rkaccel_program *p);
 void prog_task_end(struct rkaccel_program *p, uint32_t enable);
-int requant_params(float multiplier, uint32_t *scale, uint32_t *shift);
+int requant_out_cvt(float multiplier, uint32_t *scale, uint32_t *shift);
+int requant_ew_cvt(float multiplier, uint32_t *scale, uint32_t *shift);
 
 /* lib/compile_conv.c: FC, KxK and depthwise layers. */
 int conv_plan(struct layer_plan *lp, uint32_t banks);

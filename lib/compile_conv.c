@@ -17,8 +17,6 @@
 
 /* DATAIN_HEIGHT and DATAIN_WIDTH are 11 bits. */
 #define TASK_MAX_LINES		2047
-/* CONV_CON2.FEATURE_GRAINS (lines + 1 buffered) is 10 bits wide. */
-#define FEATURE_GRAINS_MAX	1023
 /* The per-channel multiplier is a fraction of 2^14 (<= 1: weight_scales <= weight_scale). */
 #define PER_CHANNEL_SHIFT	14
 #define CONV_BLOCKS		(RKNPU_BLK_CNA | RKNPU_BLK_CORE | RKNPU_BLK_DPU | RKNPU_BLK_DPU_RDMA)
@@ -42,7 +40,10 @@ static void tile_input(const struct layer_plan *lp, struct task_tile *t)
 	t->in_rows = (uint32_t)((end > lp->in_h ? lp->in_h : end) - t->iy0);
 }
 
-/* Kernels per tile: as many groups of 32 as fit with room for kh input lines. */
+/*
+ * Kernels per tile: as many groups of 32 as fit with room for kh input
+ * lines, the weights given one bank more than they fill (Mesa's spare bank).
+ */
 static int plan_kernels(struct layer_plan *lp, uint32_t banks)
 {
 	uint32_t group_bytes = RKNPU_WEIGHT_GROUP * lp->taps * lp->channels_padded;
@@ -51,19 +52,21 @@ static int plan_kernels(struct layer_plan *lp, uint32_t banks)
 	uint32_t min_data_banks = (uint32_t)DIV_UP(min_data, RKNPU_CBUF_BANK_SIZE);
 	uint32_t fit;
 
-	if (min_data_banks >= banks)
+	if (min_data_banks + RKNPU_CBUF_WEIGHT_SPARE >= banks)
 		return -E2BIG;	/* one window's lines do not fit: needs channel tiles */
 	if (lp->dw) {
 		lp->tile_kernels = 1;
-		lp->weight_banks = DIV_UP(lp->taps * lp->channels_padded, RKNPU_CBUF_BANK_SIZE);
+		lp->weight_banks = DIV_UP(lp->taps * lp->channels_padded, RKNPU_CBUF_BANK_SIZE) +
+				   RKNPU_CBUF_WEIGHT_SPARE;
 		return lp->weight_banks + min_data_banks > banks ? -E2BIG : 0;
 	}
-	fit = (banks - min_data_banks) * RKNPU_CBUF_BANK_SIZE / group_bytes;
+	fit = (banks - min_data_banks - RKNPU_CBUF_WEIGHT_SPARE) * RKNPU_CBUF_BANK_SIZE /
+	      group_bytes;
 	if (!fit)
 		return -E2BIG;	/* one group of kernels does not fit */
 	lp->tile_kernels = groups <= fit ? lp->kernels : fit * RKNPU_WEIGHT_GROUP;
 	lp->weight_banks = DIV_UP(lp->tile_kernels * lp->taps * lp->channels_padded,
-				  RKNPU_CBUF_BANK_SIZE);
+				  RKNPU_CBUF_BANK_SIZE) + RKNPU_CBUF_WEIGHT_SPARE;
 	return 0;
 }
 
@@ -99,7 +102,7 @@ static int plan_quant(struct layer_plan *lp)
 		lp->cvt_shift = 0;
 		lp->cvt_offset = 0;
 	} else {
-		ret = requant_params(acc_scale / d->out_scale, &lp->cvt_scale, &lp->cvt_shift);
+		ret = requant_out_cvt(acc_scale / d->out_scale, &lp->cvt_scale, &lp->cvt_shift);
 		if (ret)
 			return ret;
 		lp->cvt_offset = d->out_zero_point;
@@ -107,7 +110,7 @@ static int plan_quant(struct layer_plan *lp)
 	if (!(d->flags & RKACCEL_LAYER_ADD))
 		return 0;
 	/* the added tensor in accumulator units: (x - zp) * its scale / acc_scale */
-	ret = requant_params(lp->add.scale / acc_scale, &lp->ew_scale, &lp->ew_shift);
+	ret = requant_ew_cvt(lp->add.scale / acc_scale, &lp->ew_scale, &lp->ew_shift);
 	return ret || lp->ew_shift > 31 ? -ERANGE : 0;
 }
 
@@ -200,7 +203,6 @@ static void put_cna(struct rkaccel_program *p, const struct layer_plan *lp,
 {
 	uint32_t line_words = lp->in_w * RKNPU_ATOM_BYTES / 4;
 	uint32_t wt_bytes = t->kernels * lp->taps * lp->channels_padded;
-	uint32_t grains = t->in_rows + 1 < FEATURE_GRAINS_MAX ? t->in_rows + 1 : FEATURE_GRAINS_MAX;
 
 	prog_put(p, RKNPU_CNA_CBUF_CON0,
 		 field(RKNPU_CBUF_CON0_WEIGHT_REUSE, t->weight_reuse) |
@@ -212,7 +214,8 @@ static void put_cna(struct rkaccel_program *p, const struct layer_plan *lp,
 		 field(RKNPU_CONV_CON1_CONV_MODE, lp->dw ? RKNPU_CONV_MODE_DEPTHWISE : 0));
 	prog_put(p, RKNPU_DPU_S_POINTER, 0xe);
 	prog_put(p, RKNPU_RDMA_S_POINTER, 0xe);
-	prog_put(p, RKNPU_CNA_CONV_CON2, field(RKNPU_CONV_CON2_FEATURE_GRAINS, grains));
+	prog_put(p, RKNPU_CNA_CONV_CON2, field(RKNPU_CONV_CON2_FEATURE_GRAINS,
+					       RKNPU_FEATURE_GRAINS_BASE + lp->stride));
 	prog_put(p, RKNPU_CNA_CONV_CON3, field(RKNPU_CONV_CON3_STRIDE_X, lp->stride) |
 		 field(RKNPU_CONV_CON3_STRIDE_Y, lp->stride));
 	prog_put(p, RKNPU_CNA_DATA_SIZE0, field(RKNPU_DATA_SIZE0_WIDTH, lp->in_w) |
@@ -258,6 +261,7 @@ static void put_core(struct rkaccel_program *p, const struct layer_plan *lp,
 		 field(RKNPU_DATAOUT_SIZE_0_WIDTH, lp->out_w - 1));
 	prog_put(p, RKNPU_CORE_DATAOUT_SIZE_1, cube - 1);
 	prog_put(p, RKNPU_CORE_CLIP_TRUNCATE, 0);
+	prog_put(p, RKNPU_CORE_3030, 0);
 }
 
 /* Byte offset of output row @oy0, channel @n0 of tensor @tp. */
@@ -293,7 +297,11 @@ static void put_dpu_ew(struct rkaccel_program *p, const struct layer_plan *lp)
 	uint32_t flags = lp->desc->flags;
 
 	if (!(flags & RKACCEL_LAYER_ADD)) {
-		prog_put(p, RKNPU_DPU_EW_CFG, 0x383);	/* every EW part bypassed */
+		/* every EW part bypassed, its operands zeroed as Mesa does */
+		prog_put(p, RKNPU_DPU_EW_CFG, 0x383);
+		prog_put(p, RKNPU_DPU_EW_CVT_OFFSET, 0);
+		prog_put(p, RKNPU_DPU_EW_CVT_SCALE, 1);
+		prog_put(p, RKNPU_DPU_EW_RELUX_CMP, 0);
 		return;
 	}
 	prog_put(p, RKNPU_DPU_EW_CFG, RKNPU_EW_CFG_ADD_INT8 |
@@ -301,6 +309,19 @@ static void put_dpu_ew(struct rkaccel_program *p, const struct layer_plan *lp)
 	prog_put(p, RKNPU_DPU_EW_CVT_OFFSET, (uint32_t)-lp->add.zp);
 	prog_put(p, RKNPU_DPU_EW_CVT_SCALE, field(RKNPU_EW_CVT_SHIFT, lp->ew_shift) |
 		 field(RKNPU_EW_CVT_SCALE_MASK, lp->ew_scale));
+	prog_put(p, RKNPU_DPU_EW_RELUX_CMP, 0);
+}
+
+/* The DPU registers no task here uses: zero, as Mesa writes them. */
+static void put_dpu_unused(struct rkaccel_program *p)
+{
+	uint16_t r;
+
+	for (r = 0; r < RKNPU_DPU_EW_OP_VALUES; r++)
+		prog_put(p, RKNPU_DPU_EW_OP_VALUE_0 + 4 * r, 0);
+	prog_put(p, RKNPU_DPU_40C4, 0);
+	for (r = RKNPU_DPU_LUT_FIRST; r <= RKNPU_DPU_LUT_LAST; r += 4)
+		prog_put(p, r, 0);
 }
 
 static void put_dpu(struct rkaccel_program *p, const struct layer_plan *lp,
@@ -328,6 +349,7 @@ static void put_dpu(struct rkaccel_program *p, const struct layer_plan *lp,
 	prog_put(p, RKNPU_DPU_OUT_CVT_SCALE, lp->cvt_scale);
 	prog_put(p, RKNPU_DPU_OUT_CVT_SHIFT, lp->cvt_shift);
 	prog_put(p, RKNPU_DPU_SURFACE_ADD, lp->out.plane * (lp->out_int32 ? 8 : 2));
+	put_dpu_unused(p);
 }
 
 static void put_rdma(struct rkaccel_program *p, const struct layer_plan *lp,
@@ -338,18 +360,28 @@ static void put_rdma(struct rkaccel_program *p, const struct layer_plan *lp,
 	prog_put(p, RKNPU_RDMA_DATA_CUBE_WIDTH, lp->out_w - 1);
 	prog_put(p, RKNPU_RDMA_DATA_CUBE_HEIGHT, t->out_rows - 1);
 	prog_put(p, RKNPU_RDMA_DATA_CUBE_CHANNEL, cube - 1);
+	prog_put(p, RKNPU_RDMA_SRC_BASE_ADDR, 0);	/* MRDMA unused */
 	prog_put(p, RKNPU_RDMA_BRDMA_CFG, field(RKNPU_BRDMA_CFG_DATA_USE, lp->per_channel ?
 		 RKNPU_BRDMA_USE_BOTH : RKNPU_BRDMA_USE_ALU));
 	prog_put_addr(p, RKNPU_RDMA_BS_BASE_ADDR, RKACCEL_BUF_WEIGHTS,
 		      lp->bias_off + t->n0 * 4 * lp->bias_words);
+	prog_put(p, RKNPU_RDMA_NRDMA_CFG, 0);		/* BN operands unused */
+	prog_put(p, RKNPU_RDMA_BN_BASE_ADDR, 0);
 	prog_put(p, RKNPU_RDMA_ERDMA_CFG, add ? RKNPU_ERDMA_CFG_INT8 : RKNPU_ERDMA_CFG_DISABLE);
 	if (add) {
 		prog_put_addr(p, RKNPU_RDMA_EW_BASE_ADDR, lp->add.buf,
 			      tile_offset(&lp->add, lp, t->oy0, t->n0));
 		prog_put(p, RKNPU_RDMA_EW_SURF_STRIDE, lp->add.plane);
+	} else {
+		prog_put(p, RKNPU_RDMA_EW_BASE_ADDR, 0);
+		prog_put(p, RKNPU_RDMA_EW_SURF_STRIDE, 0);
 	}
 	prog_put(p, RKNPU_RDMA_FEATURE_MODE_CFG, (15u << 11) | RKNPU_RDMA_FEATURE_MRDMA_DISABLE);
+	prog_put(p, RKNPU_RDMA_SRC_DMA_CFG, 0);
+	prog_put(p, RKNPU_RDMA_SURF_NOTCH, 0);
+	prog_put(p, RKNPU_RDMA_PAD_CFG, 0);
 	prog_put(p, RKNPU_RDMA_WEIGHT, 0x01010101);
+	prog_put(p, RKNPU_RDMA_EW_SURF_NOTCH, 0);
 }
 
 static void put_task(struct rkaccel_program *p, const struct layer_plan *lp,

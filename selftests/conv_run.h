@@ -132,18 +132,27 @@ static inline int conv_run_output(struct conv_run *r, void *out)
 
 /* --- CPU reference ---------------------------------------------------------- */
 
-/* multiplier = m * 2^e, m in [0.5, 1): scale = round(m * 2^15), shift = 15 - e. */
+/*
+ * As Documentation/datapath.rst defines OUT_CVT: multiplier = m * 2^e with
+ * m in [0.5, 1), scale = floor(m * 2^15) + 1, shift = 15 - e.
+ */
 static inline void ref_requant(float multiplier, int64_t *scale, int *shift)
 {
 	int e;
 	double m = frexp((double)multiplier, &e);
 
-	*scale = (int64_t)floor(m * 32768.0 + 0.5);
+	*scale = (int64_t)floor(m * 32768.0) + 1;
 	*shift = 15 - e;
-	if (*scale == 32768) {
-		*scale = 16384;
-		(*shift)--;
-	}
+}
+
+/* EW_CVT of the added tensor: the same without the + 1. */
+static inline void ref_requant_ew(float multiplier, int64_t *scale, int *shift)
+{
+	int e;
+	double m = frexp((double)multiplier, &e);
+
+	*scale = (int64_t)floor(m * 32768.0);
+	*shift = 15 - e;
 }
 
 /* One layer on the CPU: @out is int8 or int32 [rows][N]. */

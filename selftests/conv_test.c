@@ -456,6 +456,8 @@ static void op_put_cna(struct op_bufs *b, const struct ref_conv *p, uint32_t ban
 
 	op_put(b, RKNPU_CNA_CBUF_CON0, (banks - data_banks) << 4 | data_banks);
 	op_put(b, RKNPU_CNA_CONV_CON1, p->depthwise ? RKNPU_CONV_MODE_DEPTHWISE : 0);
+	/* FEATURE_GRAINS (bits 13:4): Mesa's 50 + stride + 1 */
+	op_put(b, RKNPU_CNA_CONV_CON2, (51 + p->stride_y) << 4);
 	op_put(b, RKNPU_CNA_CONV_CON3, p->stride_y << 3 | p->stride_x);
 	op_put(b, RKNPU_CNA_DATA_SIZE0, p->in_w << 16 | p->in_h);
 	op_put(b, RKNPU_CNA_DATA_SIZE1, (p->c - 1) << 16 | b->cp);
@@ -473,6 +475,25 @@ static void op_put_cna(struct op_bufs *b, const struct ref_conv *p, uint32_t ban
 	op_put(b, RKNPU_CNA_DMA_CON2, b->in_plane / 16 - line_words);
 	op_put(b, RKNPU_CNA_DCOMP_CTRL, 0);
 	op_put(b, RKNPU_CNA_DCOMP_ADDR0, (uint32_t)b->wt.npu_addr);
+}
+
+/*
+ * The registers datapath.rst lists as written 0 (EW and LUT operands, the
+ * unused RDMA reads, CORE 0x3030, DPU 0x40c4): offsets from its table, so a
+ * core's earlier task cannot leave them set.
+ */
+static void op_put_unused(struct op_bufs *b)
+{
+	static const uint16_t zero[] = { 0x3030, 0x407c, 0x40c4, 0x5018, 0x5028, 0x502c,
+					 0x5048, 0x504c, 0x5064, 0x506c };
+	uint32_t i;
+
+	for (i = 0; i < sizeof(zero) / sizeof(zero[0]); i++)
+		op_put(b, zero[i], 0);
+	for (i = 0x4090; i <= 0x40ac; i += 4)	/* EW_OP_VALUE_0..7 */
+		op_put(b, (uint16_t)i, 0);
+	for (i = 0x4100; i <= 0x412c; i += 4)	/* LUT */
+		op_put(b, (uint16_t)i, 0);
 }
 
 static void op_put_dpu(struct op_bufs *b, const struct ref_conv *p, bool int32)
@@ -501,8 +522,10 @@ static void op_put_dpu(struct op_bufs *b, const struct ref_conv *p, bool int32)
 	op_put(b, RKNPU_DPU_BN_CFG, 0x53);
 	op_put(b, RKNPU_DPU_EW_CFG, !p->res ? 0x383 : RKNPU_EW_CFG_ADD_INT8 |
 	       (p->res_relu ? 0 : RKNPU_EW_CFG_RELU_BYPASS));
-	op_put(b, RKNPU_DPU_EW_CVT_OFFSET, (uint32_t)p->res_offset);
-	op_put(b, RKNPU_DPU_EW_CVT_SCALE, (uint32_t)p->res_shift << 16 | (uint32_t)p->res_scale);
+	/* without a residual: EW's identity operands, as datapath.rst lists */
+	op_put(b, RKNPU_DPU_EW_CVT_OFFSET, p->res ? (uint32_t)p->res_offset : 0);
+	op_put(b, RKNPU_DPU_EW_CVT_SCALE, p->res ? (uint32_t)p->res_shift << 16 |
+	       (uint32_t)p->res_scale : 1);
 	op_put(b, RKNPU_RDMA_ERDMA_CFG, p->res ? RKNPU_ERDMA_CFG_INT8 : RKNPU_ERDMA_CFG_DISABLE);
 	op_put(b, RKNPU_RDMA_EW_BASE_ADDR, (uint32_t)b->res.npu_addr);
 	op_put(b, RKNPU_RDMA_EW_SURF_STRIDE, b->out_plane);
@@ -512,6 +535,7 @@ static void op_put_dpu(struct op_bufs *b, const struct ref_conv *p, bool int32)
 	op_put(b, RKNPU_RDMA_BRDMA_CFG, (p->mul ? RKNPU_BRDMA_USE_BOTH : RKNPU_BRDMA_USE_ALU) << 1);
 	op_put(b, RKNPU_RDMA_BS_BASE_ADDR, (uint32_t)b->wt.npu_addr + b->bias_off);
 	op_put(b, RKNPU_RDMA_FEATURE_MODE_CFG, RKNPU_RDMA_FEATURE_MRDMA_DISABLE);
+	op_put_unused(b);
 }
 
 /* Weights in the CNA layout and biases with the input zero point folded in. */

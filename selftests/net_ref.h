@@ -78,8 +78,8 @@ static inline void net_conv_params(const struct rkaccel_layer_desc *l, const str
 	if (l->flags & RKACCEL_LAYER_ADD) {
 		p->res = add_data;
 		p->res_offset = -add->zp;
-		ref_requant(add->scale / (l->in_scale * l->weight_scale), &p->res_scale,
-			    &p->res_shift);
+		ref_requant_ew(add->scale / (l->in_scale * l->weight_scale), &p->res_scale,
+			       &p->res_shift);
 		p->res_relu = l->flags & RKACCEL_LAYER_RELU;
 	}
 }
