@@ -8,7 +8,9 @@
 #   check-install.sh shared   the installed librkaccel.so: soname, links, the
 #                             exported symbols exactly rkaccel.h's functions
 #                             (and the version script's), versioned; a program
-#                             built with pkg-config runs on it
+#                             built with pkg-config runs on it; librkaccel.a's
+#                             globals are the same list, so a static program
+#                             may use the library's internal names itself
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -149,6 +151,42 @@ shared() {
 	echo "librkaccel.so.$lib_version: soname librkaccel.so.$major," \
 		"$(wc -l < "$tmp/exported") symbols exported, all of rkaccel.h, all versioned;" \
 		"a pkg-config build runs on it"
+	static_globals || return 1
+}
+
+# librkaccel.a: its globals are rkaccel.h's functions alone, so a static
+# program with its own helpers of the library's internal names links.
+static_globals() {
+	local a=$tmp/usr/lib/librkaccel.a
+	nm -g --defined-only "$a" | awk 'NF == 3 { print $3 }' | sort > "$tmp/static"
+	diff -u --label rkaccel.h --label librkaccel.a "$tmp/header" "$tmp/static" || return 1
+	cat > "$tmp/s.c" <<-'EOF'
+	#include <rkaccel.h>
+
+	/* names the library uses inside: a program's own, not a clash */
+	unsigned int isqrt(unsigned int x) { return x; }
+	void prog_put(void) { }
+	int model_copy;
+
+	int main(void)
+	{
+		static const uint32_t f[] = { 8, 4 };
+		struct rkaccel_model *m;
+
+		if (rkaccel_model_random(7, 2, 1, f, 0, &m))
+			return 1;
+		rkaccel_model_free(m);
+		rkaccel_program_free(NULL);
+		return isqrt(0) + model_copy;
+	}
+	EOF
+	# shellcheck disable=SC2046
+	gcc -std=c11 -Wall -Werror -static -o "$tmp/s" "$tmp/s.c" -I"$tmp/usr/include" "$a" \
+		$(pkg-config --libs --static libdrm) -lpthread -lm ||
+		{ echo "a static program with its own isqrt/prog_put/model_copy does not link"; return 1; }
+	"$tmp/s" || { echo "the static program did not run"; return 1; }
+	echo "librkaccel.a: $(wc -l < "$tmp/static") globals, all of rkaccel.h;" \
+		"a static program with the library's internal names links"
 }
 
 case "${1:-}" in

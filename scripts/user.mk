@@ -19,6 +19,9 @@ TEST_CFLAGS := $(CFLAGS) -isystem $(KSFT) -Wno-sign-compare -Wno-unused-paramete
 LDLIBS := $(DRM_LIB) -lpthread -lm
 LDFLAGS := -static
 
+# binutils of the same target as AR: ar -> objcopy, aarch64-linux-gnu-ar -> ...
+OBJCOPY := $(patsubst %ar,%objcopy,$(AR))
+
 LIB := $(OUT)/lib/librkaccel.a
 LIB_OBJS := $(LIB_SRCS:lib/%.c=$(OUT)/lib/%.o)
 PIC_OBJS := $(LIB_SRCS:lib/%.c=$(OUT)/lib/pic/%.o)
@@ -42,8 +45,15 @@ $(OUT)/lib/%.o: lib/%.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(LIB): $(LIB_OBJS)
-	$(AR) rcs $@ $^
+# One relocatable object whose only globals are the version script's names:
+# the library's internal helpers (prog_put, isqrt, ...) are local to it, so
+# they cannot clash with a program's own symbols in a static link.
+$(LIB): $(LIB_OBJS) $(LIB_MAP)
+	sed -n 's/^[[:space:]]*\(rkaccel_[a-z0-9_]*\);$$/\1/p' $(LIB_MAP) > $(OUT)/lib/librkaccel.syms
+	$(CC) -r -nostdlib -o $(OUT)/lib/librkaccel-all.o $(LIB_OBJS)
+	$(OBJCOPY) --keep-global-symbols=$(OUT)/lib/librkaccel.syms $(OUT)/lib/librkaccel-all.o
+	rm -f $@
+	$(AR) rcs $@ $(OUT)/lib/librkaccel-all.o
 
 $(OUT)/lib/pic/%.o: lib/%.c $(HDRS)
 	@mkdir -p $(dir $@)
