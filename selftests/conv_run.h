@@ -130,6 +130,35 @@ static inline int conv_run_output(struct conv_run *r, void *out)
 				   r->out_bytes, out);
 }
 
+/* The regcmd entries of @r's program, and how many (@n). */
+static inline uint64_t *conv_run_cmds(const struct conv_run *r, size_t *n)
+{
+	*n = rkaccel_program_size(r->prog, RKACCEL_BUF_REGCMD) / 8;
+	return r->bo[RKACCEL_BUF_REGCMD].map;
+}
+
+/* Index of the first entry writing @reg, or -1. */
+static inline long conv_run_find_reg(const struct conv_run *r, uint16_t reg)
+{
+	size_t i, n;
+	const uint64_t *e = conv_run_cmds(r, &n);
+
+	for (i = 0; i < n; i++)
+		if ((le64toh(e[i]) & 0xffff) == reg && le64toh(e[i]) >> 48)
+			return (long)i;
+	return -1;
+}
+
+/* Entry @idx writes @val instead, to the same target and register. */
+static inline void conv_run_set_reg(struct conv_run *r, long idx, uint32_t val)
+{
+	size_t n;
+	uint64_t *e = conv_run_cmds(r, &n);
+	uint64_t v = le64toh(e[idx]);
+
+	e[idx] = htole64((v & ~(0xffffffffull << 16)) | ((uint64_t)val << 16));
+}
+
 /* --- CPU reference ---------------------------------------------------------- */
 
 /*

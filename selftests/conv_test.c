@@ -7,7 +7,6 @@
  * outside the address space or into read-only memory fault; timing model.
  */
 
-#include <sys/klog.h>
 
 #include "kselftest_harness.h"
 #include "conv_run.h"
@@ -212,38 +211,6 @@ TEST_F(conv, mlp_three_layers)
 
 /* --- failures: loud, contained, and the device stays healthy ------------------ */
 
-/* Entry index in the regcmd BO of the first write to @reg, or -1. */
-static long find_reg(const struct conv_run *r, uint16_t reg)
-{
-	const uint64_t *e = r->bo[RKACCEL_BUF_REGCMD].map;
-	size_t i, n = rkaccel_program_size(r->prog, RKACCEL_BUF_REGCMD) / 8;
-
-	for (i = 0; i < n; i++)
-		if ((le64toh(e[i]) & 0xffff) == reg && le64toh(e[i]) >> 48)
-			return (long)i;
-	return -1;
-}
-
-static void set_reg(struct conv_run *r, long idx, uint32_t val)
-{
-	uint64_t *e = r->bo[RKACCEL_BUF_REGCMD].map;
-	uint64_t v = le64toh(e[idx]);
-
-	e[idx] = htole64((v & ~(0xffffffffull << 16)) | ((uint64_t)val << 16));
-}
-
-/* True when the kernel log holds @text (the simulator names what it refused). */
-static bool klog_has(const char *text)
-{
-	static char buf[1 << 17];
-	int n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, sizeof(buf) - 1);
-
-	if (n < 0)
-		return false;
-	buf[n] = '\0';
-	return strstr(buf, text) != NULL;
-}
-
 static void break_reg_and_check(struct __test_metadata *_metadata, struct conv_env *self,
 				uint16_t reg, uint32_t val, int expect, const char *log)
 {
@@ -251,12 +218,12 @@ static void break_reg_and_check(struct __test_metadata *_metadata, struct conv_e
 	long idx;
 
 	ASSERT_EQ(0, setup_model(self, 5, 8, 1, features, 0));
-	idx = find_reg(&self->run, reg);
+	idx = conv_run_find_reg(&self->run, reg);
 	ASSERT_LE(0, idx);
-	set_reg(&self->run, idx, val);
+	conv_run_set_reg(&self->run, idx, val);
 	EXPECT_EQ(expect, conv_run_exec(self->fd, self->ctx, &self->run));
 	if (log)
-		EXPECT_TRUE(klog_has(log)) TH_LOG("kernel log does not name %s", log);
+		EXPECT_TRUE(rkt_klog_has(log)) TH_LOG("kernel log does not name %s", log);
 
 	/* the same context and core still compute correctly afterwards */
 	conv_run_free(self->fd, &self->run);
@@ -320,9 +287,9 @@ TEST_F(fail, write_to_weights_faults)
 
 	ASSERT_EQ(0, setup_model(env, 5, 8, 1, features, 0));
 	memcpy(before, env->run.bo[RKACCEL_BUF_WEIGHTS].map, sizeof(before));
-	idx = find_reg(&env->run, RKNPU_DPU_DST_BASE_ADDR);
+	idx = conv_run_find_reg(&env->run, RKNPU_DPU_DST_BASE_ADDR);
 	ASSERT_LE(0, idx);
-	set_reg(&env->run, idx, (uint32_t)env->run.bo[RKACCEL_BUF_WEIGHTS].npu_addr);
+	conv_run_set_reg(&env->run, idx, (uint32_t)env->run.bo[RKACCEL_BUF_WEIGHTS].npu_addr);
 	EXPECT_EQ(-EIO, conv_run_exec(env->fd, env->ctx, &env->run));
 	EXPECT_EQ(0, memcmp(before, env->run.bo[RKACCEL_BUF_WEIGHTS].map, sizeof(before)));
 }
@@ -340,10 +307,10 @@ TEST_F(fail, other_files_memory_faults)
 	ASSERT_LE(0, fd2);
 	ASSERT_EQ(0, rkt_bo_new(fd2, 1 << 20, 0, &foreign));
 	ASSERT_EQ(0, setup_model(env, 5, 8, 1, features, 0));
-	idx = find_reg(&env->run, RKNPU_DPU_DST_BASE_ADDR);
+	idx = conv_run_find_reg(&env->run, RKNPU_DPU_DST_BASE_ADDR);
 	ASSERT_LE(0, idx);
 	/* an address only the other file maps, far from this file's BOs */
-	set_reg(&env->run, idx, (uint32_t)foreign.npu_addr + (1u << 19));
+	conv_run_set_reg(&env->run, idx, (uint32_t)foreign.npu_addr + (1u << 19));
 	memset(foreign.map, 0x5a, foreign.map_len);
 	EXPECT_NE(0, conv_run_exec(env->fd, env->ctx, &env->run));
 	EXPECT_EQ(0x5a, ((uint8_t *)foreign.map)[1u << 19]);
@@ -923,7 +890,7 @@ TEST_F(op, refused_settings)
 		ASSERT_EQ(0, op_setup_run(self, variant, 77 + i));
 		op_set_reg(&self->b, cases[i].reg, cases[i].val);
 		EXPECT_EQ(-EOPNOTSUPP, op_exec(self->e.fd, self->e.ctx, &self->b));
-		EXPECT_TRUE(klog_has(cases[i].log)) TH_LOG("kernel log lacks %s", cases[i].log);
+		EXPECT_TRUE(rkt_klog_has(cases[i].log)) TH_LOG("kernel log lacks %s", cases[i].log);
 	}
 }
 
@@ -1127,7 +1094,7 @@ TEST_F(pool, refused_output_size)
 	sleep(5);	/* the refusal message is rate limited: start a fresh window */
 	op_set_reg(&self->b, RKNPU_PPU_CUBE_OUT_WIDTH, self->b.out_w);
 	EXPECT_EQ(-EOPNOTSUPP, op_exec(self->e.fd, self->e.ctx, &self->b));
-	EXPECT_TRUE(klog_has("PPU_CUBE_OUT_WIDTH = ")) TH_LOG("kernel log lacks the register");
+	EXPECT_TRUE(rkt_klog_has("PPU_CUBE_OUT_WIDTH = ")) TH_LOG("kernel log lacks the register");
 }
 
 TEST_HARNESS_MAIN

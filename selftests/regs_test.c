@@ -7,7 +7,6 @@
  * a result other than the CPU reference's.
  */
 
-#include <sys/klog.h>
 
 #include "kselftest_harness.h"
 #include "conv_run.h"
@@ -72,50 +71,11 @@ static void regs_env_close(struct regs_env *e)
 	rkaccel_close(e->dev);
 }
 
-static uint64_t *regs_cmds(struct regs_env *e, size_t *n)
-{
-	*n = rkaccel_program_size(e->run.prog, RKACCEL_BUF_REGCMD) / 8;
-	return e->run.bo[RKACCEL_BUF_REGCMD].map;
-}
-
-/* Index of the first entry writing @reg, or -1. */
-static long regs_find(struct regs_env *e, uint16_t reg)
-{
-	size_t i, n;
-	const uint64_t *c = regs_cmds(e, &n);
-
-	for (i = 0; i < n; i++)
-		if ((le64toh(c[i]) & 0xffff) == reg && le64toh(c[i]) >> 48)
-			return (long)i;
-	return -1;
-}
-
 static uint32_t regs_get(struct regs_env *e, long idx)
 {
 	size_t n;
 
-	return (uint32_t)(le64toh(regs_cmds(e, &n)[idx]) >> 16);
-}
-
-static void regs_set(struct regs_env *e, long idx, uint32_t val)
-{
-	size_t n;
-	uint64_t *c = regs_cmds(e, &n);
-	uint64_t v = le64toh(c[idx]);
-
-	c[idx] = htole64((v & ~(0xffffffffull << 16)) | ((uint64_t)val << 16));
-}
-
-/* True when the kernel log holds @text. */
-static bool regs_klog_has(const char *text)
-{
-	static char buf[1 << 17];
-	int n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, sizeof(buf) - 1);
-
-	if (n < 0)
-		return false;
-	buf[n] = '\0';
-	return strstr(buf, text) != NULL;
+	return (uint32_t)(le64toh(conv_run_cmds(&e->run, &n)[idx]) >> 16);
 }
 
 /* Run and compare with the reference: 1 when they differ, 0 when equal, or -errno. */
@@ -242,7 +202,7 @@ static uint32_t regs_wrong(const FIXTURE_VARIANT(regs) *v, uint32_t val)
 TEST_F(regs, wrong_value_caught)
 {
 	struct regs_env *e = &self->e;
-	long idx = regs_find(e, variant->reg);
+	long idx = conv_run_find_reg(&e->run, variant->reg);
 	uint32_t good, bad;
 	int ret;
 
@@ -250,7 +210,7 @@ TEST_F(regs, wrong_value_caught)
 	good = regs_get(e, idx);
 	bad = regs_wrong(variant, good);
 	ASSERT_NE(good, bad);
-	regs_set(e, idx, bad);
+	conv_run_set_reg(&e->run, idx, bad);
 	/* the simulator's messages are rate limited (10 in 5 s): leave room */
 	if (variant->expect == REGS_REFUSED)
 		usleep(600 * 1000);
@@ -265,7 +225,7 @@ TEST_F(regs, wrong_value_caught)
 	} else {
 		EXPECT_EQ(-EOPNOTSUPP, ret);
 	}
-	EXPECT_TRUE(regs_klog_has(variant->log)) TH_LOG("kernel log does not name %s",
+	EXPECT_TRUE(rkt_klog_has(variant->log)) TH_LOG("kernel log does not name %s",
 							variant->log);
 }
 
@@ -300,15 +260,15 @@ TEST_F(emit, out_cvt_is_floor_plus_one)
 	double m = frexp((double)mult, &e2) * 2.0;
 
 	EXPECT_EQ((uint32_t)floor(m * 16384.0) + 1,
-		  regs_get(&self->e, regs_find(&self->e, RKNPU_DPU_OUT_CVT_SCALE)));
+		  regs_get(&self->e, conv_run_find_reg(&self->e.run, RKNPU_DPU_OUT_CVT_SCALE)));
 	EXPECT_EQ((uint32_t)(14 - (e2 - 1)),
-		  regs_get(&self->e, regs_find(&self->e, RKNPU_DPU_OUT_CVT_SHIFT)));
+		  regs_get(&self->e, conv_run_find_reg(&self->e.run, RKNPU_DPU_OUT_CVT_SHIFT)));
 }
 
 TEST_F(emit, feature_grains_and_spare_bank)
 {
-	uint32_t con2 = regs_get(&self->e, regs_find(&self->e, RKNPU_CNA_CONV_CON2));
-	uint32_t con0 = regs_get(&self->e, regs_find(&self->e, RKNPU_CNA_CBUF_CON0));
+	uint32_t con2 = regs_get(&self->e, conv_run_find_reg(&self->e.run, RKNPU_CNA_CONV_CON2));
+	uint32_t con0 = regs_get(&self->e, conv_run_find_reg(&self->e.run, RKNPU_CNA_CBUF_CON0));
 	uint32_t wt = regs_features[1] * regs_features[0];	/* kernels x channels */
 
 	EXPECT_EQ(50 + 1 + 1, (con2 >> 4) & 0x3ff);		/* stride 1 */
@@ -319,10 +279,10 @@ TEST_F(emit, feature_grains_and_spare_bank)
 TEST_F(emit, chained_amounts_as_mesa)
 {
 	struct regs_env *e = &self->e;
-	long amounts = regs_find(e, RKNPU_PC_REGISTER_AMOUNTS);
+	long amounts = conv_run_find_reg(&e->run, RKNPU_PC_REGISTER_AMOUNTS);
 	uint64_t next, base = e->run.bo[RKACCEL_BUF_REGCMD].npu_addr;
 	size_t n, i;
-	const uint64_t *c = regs_cmds(e, &n);
+	const uint64_t *c = conv_run_cmds(&e->run, &n);
 
 	ASSERT_LE(1, amounts);
 	next = regs_get(e, amounts - 1);	/* PC_BASE_ADDRESS, just before */
@@ -412,12 +372,12 @@ FIXTURE_TEARDOWN(trunc)
 TEST_F(trunc, bit_exact)
 {
 	struct regs_env *e = &self->e;
-	long idx = regs_find(e, RKNPU_CORE_CLIP_TRUNCATE);
+	long idx = conv_run_find_reg(&e->run, RKNPU_CORE_CLIP_TRUNCATE);
 	size_t i, n = (size_t)TRUNC_ROWS * TRUNC_N;
 
 	ASSERT_EQ(1, rkaccel_program_tasks(e->run.prog));
 	ASSERT_LE(0, idx);
-	regs_set(e, idx, (uint32_t)variant->bits);
+	conv_run_set_reg(&e->run, idx, (uint32_t)variant->bits);
 	trunc_ref(&rkaccel_model_desc(e->model)->layers[0], e->in, variant->bits, e->ref);
 	ASSERT_EQ(0, conv_run_exec(e->fd, e->ctx, &e->run));
 	ASSERT_EQ(0, conv_run_output(&e->run, e->out));

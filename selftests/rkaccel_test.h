@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/klog.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -508,6 +509,18 @@ static inline long rkt_count_fds(void)
 		n++;
 	closedir(d);
 	return n;
+}
+
+/* True when the kernel log holds @text (the simulator names what it refused). */
+static inline bool rkt_klog_has(const char *text)
+{
+	static char buf[1 << 17];
+	int n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, sizeof(buf) - 1);
+
+	if (n < 0)
+		return false;
+	buf[n] = '\0';
+	return strstr(buf, text) != NULL;
 }
 
 /* --- module parameters --------------------------------------------------- */
