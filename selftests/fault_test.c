@@ -967,6 +967,7 @@ static void sweep_module(unsigned int step)
 int main(int argc, char **argv)
 {
 	unsigned int step = 0, ncases = sizeof(cases) / sizeof(cases[0]);
+	struct fz_counts idle = { 0 }, left;
 	const char *only = NULL;
 	bool module = true;
 	int c;
@@ -1012,6 +1013,14 @@ int main(int argc, char **argv)
 	if (nth_fd < 0)
 		ksft_exit_fail_msg("/proc/thread-self/fail-nth: %s\n", strerror(errno));
 	kfd = fz_kmsg_open();
+	/*
+	 * Objects of the programs before (a killed fuzzer child's hung job
+	 * holds its BOs until the watchdog ends it) go first: one freed in the
+	 * middle of a sweep would move that sweep's baseline under it.
+	 */
+	if (!fz_counts_settle(&idle, &left, 60000))
+		ksft_print_msg("objects of earlier programs still there: bos %ld ctxs %ld files %ld\n",
+			       left.bos, left.ctxs, left.files);
 
 	if (only && !strcmp(only, "module_load"))
 		ncases = 0;
