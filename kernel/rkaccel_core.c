@@ -304,6 +304,29 @@ static void rkaccel_core_complete(struct rkaccel_core *core)
 		rkaccel_job_finish(core, job, 0);
 }
 
+/*
+ * From the hard IRQ: the completion when it needs neither sleep nor long
+ * cache maintenance, that is when the job goes on to its next PC start or
+ * what it wrote is small. Saves the IRQ thread's wake-up; false: the thread.
+ */
+bool rkaccel_core_irq_atomic(struct rkaccel_core *core)
+{
+	struct rkaccel_job *job;
+	unsigned long flags;
+	bool fast;
+
+	if (rkaccel_core_polls(core))
+		return false;
+	spin_lock_irqsave(&core->job_lock, flags);
+	job = core->job;
+	fast = job && (job->next_task + 1 < job->task_count ||
+		       job->write_bytes <= RKACCEL_IRQ_SYNC_MAX);
+	spin_unlock_irqrestore(&core->job_lock, flags);
+	if (fast)
+		rkaccel_core_irq(core);
+	return fast;
+}
+
 /* The completion path: a fence-signalling section, checked by lockdep. */
 void rkaccel_core_irq(struct rkaccel_core *core)
 {

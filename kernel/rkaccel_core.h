@@ -5,6 +5,7 @@
 #include <drm/gpu_scheduler.h>
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
+#include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
@@ -12,6 +13,8 @@
 /* The load window: 10 slots of 100 ms. */
 #define RKACCEL_LOAD_SLOTS	10
 #define RKACCEL_LOAD_SLOT_NS	(100 * NSEC_PER_MSEC)
+/* A job that wrote at most this much ends in the hard IRQ: microseconds of cache upkeep. */
+#define RKACCEL_IRQ_SYNC_MAX	SZ_64K
 
 struct rkaccel_core;
 struct rkaccel_device;
@@ -142,6 +145,7 @@ u32 rkaccel_core_task_con(const struct rkaccel_core *core, u32 task_count);
 void rkaccel_core_start_task(struct rkaccel_core *core, u64 regcmd_addr, u32 regcmd_count,
 			     u32 task_count);
 void rkaccel_core_irq(struct rkaccel_core *core);
+bool rkaccel_core_irq_atomic(struct rkaccel_core *core);
 void rkaccel_core_watch(struct rkaccel_core *core);
 void rkaccel_core_account(struct rkaccel_core *core, ktime_t start, ktime_t end);
 u32 rkaccel_core_load_permille(struct rkaccel_core *core);

@@ -259,11 +259,13 @@ const struct rkaccel_reg_ops rkaccel_hw_reg_ops = {
 
 /*
  * Hard IRQ: the line is shared with the core's IOMMU. Claim it only for a
- * pending NPU interrupt, mask it and let the thread run the common path.
+ * pending NPU interrupt and mask it; a completion that needs no sleep ends
+ * here, the rest (errors, large writes, polling) in the thread.
  */
 static irqreturn_t hw_irq(int irq, void *data)
 {
 	struct rkaccel_hw_core *hw = data;
+	struct rkaccel_core *core;
 	u32 status, raw;
 
 	if (!READ_ONCE(hw->powered))
@@ -274,6 +276,9 @@ static irqreturn_t hw_irq(int irq, void *data)
 		return IRQ_NONE;
 
 	rkaccel_hw_write(hw, RKNPU_PC_INTERRUPT_MASK, 0);
+	core = READ_ONCE(hw->core);
+	if (core && !(raw & RKNPU_INT_ERRORS) && rkaccel_core_irq_atomic(core))
+		return IRQ_HANDLED;
 	return IRQ_WAKE_THREAD;
 }
 

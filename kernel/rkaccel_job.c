@@ -310,6 +310,8 @@ static int rkaccel_submit_get_bos(struct rkaccel_job *job, struct drm_file *file
 		}
 		job->bo_count = i + 1;
 		job->bo_flags[i] = ubos[i].flags;
+		if (ubos[i].flags & DRM_RKACCEL_SUBMIT_BO_WRITE)
+			job->write_bytes += job->bos[i]->size;
 
 		bo = to_rkaccel_bo(job->bos[i]);
 		job->maps[i] = rkaccel_bo_mapping_get(bo, file->driver_priv);

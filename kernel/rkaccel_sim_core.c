@@ -448,9 +448,9 @@ static u32 sim_fetch(struct rkaccel_sim_core *sim, struct rkaccel_vm *vm, u32 ad
 static void sim_exec(struct work_struct *work)
 {
 	struct rkaccel_sim_core *sim = container_of(work, struct rkaccel_sim_core, exec);
-	u32 gen, addr, count, tasks, task_con, err, done = 0;
+	u32 gen, addr, count, tasks, task_con, err, bits = 0, done = 0;
 	ktime_t start = ktime_get();
-	bool out_int32 = false;
+	bool out_int32 = false, late = false;
 	struct rkaccel_vm *vm;
 	struct sim_task task;
 	unsigned long flags;
@@ -503,7 +503,11 @@ static void sim_exec(struct work_struct *work)
 		cond_resched();
 	}
 
-	/* Modelled time runs from the start: host compute time overlaps it. */
+	/*
+	 * Modelled time runs from the start: host compute time overlaps it.
+	 * When the host took longer than the modelled time, the chain ends
+	 * now, without a timer's wake-up.
+	 */
 	spin_lock_irqsave(&sim->lock, flags);
 	if (gen == sim->generation) {
 		sim->chain_start = start;
@@ -512,9 +516,14 @@ static void sim_exec(struct work_struct *work)
 		sim->armed_gen = gen;
 		sim->done_bits = sim->soc->soc == DRM_RKACCEL_SOC_RK3576 && out_int32 ?
 				 0 : RKNPU_INT_DPU_DONE;
-		hrtimer_start(&sim->done, ktime_add_ns(start, ns), HRTIMER_MODE_ABS);
+		late = !ktime_before(ktime_get(), ktime_add_ns(start, ns));
+		bits = sim->done_bits;
+		if (!late)
+			hrtimer_start(&sim->done, ktime_add_ns(start, ns), HRTIMER_MODE_ABS);
 	}
 	spin_unlock_irqrestore(&sim->lock, flags);
+	if (late && bits)
+		sim_raise(sim, gen, bits);
 }
 
 static enum hrtimer_restart sim_done(struct hrtimer *timer)
