@@ -6,8 +6,10 @@ A latency sample is a job submitted while no other job of the run was in
 flight. Its stages, each from the first event of that kind after the
 previous stage: submit (rkaccel_submit, the job pushed) -> the scheduler's
 run_job work starts -> run_job (rkaccel_run) -> the simulator's exec work
-starts -> its completion hrtimer fires -> the core's interrupt -> the job
-done and its fence signalled (rkaccel_done) -> the waiting thread woken.
+starts -> the core's interrupt (raised by the chain's completion hrtimer,
+or by the exec work itself when the modelled time has already passed) ->
+the job done and its fence signalled (rkaccel_done, in the hard IRQ or its
+thread) -> the waiting thread woken.
 """
 import re
 import statistics
@@ -18,8 +20,7 @@ STAGES = [
     ("sched_work", "push -> scheduler's run_job work starts"),
     ("run_job", "work start -> run_job"),
     ("sim_exec", "run_job -> simulator's exec work starts"),
-    ("sim_timer", "exec work -> completion hrtimer fires"),
-    ("irq", "hrtimer -> core interrupt (hard IRQ)"),
+    ("irq", "exec work -> core interrupt (hard IRQ)"),
     ("done", "hard IRQ -> job done, fence signalled"),
     ("wakeup", "fence signalled -> waiting thread woken"),
 ]
@@ -58,7 +59,6 @@ def stages(job):
         ("sched_work", lambda n, r, p: n == "workqueue_execute_start" and "drm_sched_run_job_work" in r),
         ("run_job", lambda n, r, p: n == "rkaccel_run"),
         ("sim_exec", lambda n, r, p: n == "workqueue_execute_start" and "sim_exec" in r),
-        ("sim_timer", lambda n, r, p: n == "hrtimer_expire_entry" and "sim_done" in r),
         ("irq", lambda n, r, p: n == "irq_handler_entry" and ("rknn-core" in r or ".npu" in r)),
         ("done", lambda n, r, p: n == "rkaccel_done"),
         ("wakeup", lambda n, r, p: n == "sched_wakeup" and ("pid=%d " % p) in r),

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Where a zero-work job's submit-to-signal time goes: boots a guest, runs
 # rkaccel-bench --quick --submit-only under the kernel's tracepoints
-# (rkaccel's own, workqueue, hrtimer, irq, sched wake-ups) and prints the
+# (rkaccel's own, workqueue, irq, sched wake-ups) and prints the
 # median and p99 of each stage over the latency samples (jobs submitted one
 # at a time, each waited for). Documentation/bench.rst has the stages.
 # usage: submit-trace.sh ARCH SOC   (after make; report on stdout)
@@ -15,7 +15,7 @@ list=$build/logs/subtrace-$arch-$soc.list
 mkdir -p "$build/logs"
 
 events="rkaccel/rkaccel_submit rkaccel/rkaccel_run rkaccel/rkaccel_done
-workqueue/workqueue_execute_start timer/hrtimer_expire_entry irq/irq_handler_entry
+workqueue/workqueue_execute_start irq/irq_handler_entry
 sched/sched_wakeup sched/sched_waking"
 {
 	printf '[ -e /sys/kernel/tracing/trace ] || mount -t tracefs none /sys/kernel/tracing; cd /sys/kernel/tracing; '
