@@ -305,9 +305,9 @@ static void rkaccel_core_complete(struct rkaccel_core *core)
 }
 
 /*
- * From the hard IRQ: the completion when it needs neither sleep nor long
- * cache maintenance, that is when the job goes on to its next PC start or
- * what it wrote is small. Saves the IRQ thread's wake-up; false: the thread.
+ * From the hard IRQ: the completion when the job goes on to its next PC
+ * start or wrote no BO (nothing to sync for the CPU). Saves the IRQ
+ * thread's wake-up; false: leave it to the thread.
  */
 bool rkaccel_core_irq_atomic(struct rkaccel_core *core)
 {
@@ -319,8 +319,7 @@ bool rkaccel_core_irq_atomic(struct rkaccel_core *core)
 		return false;
 	spin_lock_irqsave(&core->job_lock, flags);
 	job = core->job;
-	fast = job && (job->next_task + 1 < job->task_count ||
-		       job->write_bytes <= RKACCEL_IRQ_SYNC_MAX);
+	fast = job && (job->next_task + 1 < job->task_count || !job->writes);
 	spin_unlock_irqrestore(&core->job_lock, flags);
 	if (fast)
 		rkaccel_core_irq(core);

@@ -5,7 +5,6 @@
 #include <drm/gpu_scheduler.h>
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
-#include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
@@ -13,8 +12,6 @@
 /* The load window: 10 slots of 100 ms. */
 #define RKACCEL_LOAD_SLOTS	10
 #define RKACCEL_LOAD_SLOT_NS	(100 * NSEC_PER_MSEC)
-/* A job that wrote at most this much ends in the hard IRQ: microseconds of cache upkeep. */
-#define RKACCEL_IRQ_SYNC_MAX	SZ_64K
 
 struct rkaccel_core;
 struct rkaccel_device;

@@ -259,8 +259,8 @@ const struct rkaccel_reg_ops rkaccel_hw_reg_ops = {
 
 /*
  * Hard IRQ: the line is shared with the core's IOMMU. Claim it only for a
- * pending NPU interrupt and mask it; a completion that needs no sleep ends
- * here, the rest (errors, large writes, polling) in the thread.
+ * pending NPU interrupt and mask it; a job that wrote nothing ends here,
+ * the rest (errors, jobs with written BOs) in the thread.
  */
 static irqreturn_t hw_irq(int irq, void *data)
 {

@@ -310,8 +310,7 @@ static int rkaccel_submit_get_bos(struct rkaccel_job *job, struct drm_file *file
 		}
 		job->bo_count = i + 1;
 		job->bo_flags[i] = ubos[i].flags;
-		if (ubos[i].flags & DRM_RKACCEL_SUBMIT_BO_WRITE)
-			job->write_bytes += job->bos[i]->size;
+		job->writes |= !!(ubos[i].flags & DRM_RKACCEL_SUBMIT_BO_WRITE);
 
 		bo = to_rkaccel_bo(job->bos[i]);
 		job->maps[i] = rkaccel_bo_mapping_get(bo, file->driver_priv);

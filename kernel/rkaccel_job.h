@@ -33,8 +33,8 @@ struct rkaccel_ctx;
  * @start: when the job started on @core.
  * @progress: PC start and task count seen by the last watchdog check.
  * @queued_on: the core whose queued count holds this job, NULL once given back.
- * @write_bytes: size of the BOs the job writes, whose CPU cache maintenance
- *	at its end decides whether the hard IRQ may end it.
+ * @writes: the job writes a BO; its end then syncs that BO for the CPU,
+ *	in the IRQ thread rather than the hard IRQ.
  */
 struct rkaccel_job {
 	struct drm_sched_job base;
@@ -52,7 +52,7 @@ struct rkaccel_job {
 	ktime_t start;
 	u64 progress;
 	struct rkaccel_core *queued_on;
-	u64 write_bytes;
+	bool writes;
 };
 
 extern const struct drm_sched_backend_ops rkaccel_sched_ops;
