@@ -129,8 +129,11 @@ static inline bool fz_kmsg_is_report(const char *msg)
 	return false;
 }
 
-/* New records; @print_all also echoes records that are not reports. */
-static inline int fz_kmsg_reports(int kfd, bool print_all)
+/*
+ * New records; @print_all also echoes records that are not reports, and
+ * @seen is set when a record holds @watch (if not NULL).
+ */
+static inline int fz_kmsg_reports_seen(int kfd, bool print_all, const char *watch, bool *seen)
 {
 	char rec[2048];
 	int n = 0;
@@ -153,10 +156,17 @@ static inline int fz_kmsg_reports(int kfd, bool print_all)
 		msg[strcspn(msg, "\n")] = '\0';
 		bad = fz_kmsg_is_report(msg);
 		n += bad;
+		if (watch && strstr(msg, watch))
+			*seen = true;
 		if (bad || print_all)
 			printf("# kmsg: %s\n", msg);
 	}
 	return n;
+}
+
+static inline int fz_kmsg_reports(int kfd, bool print_all)
+{
+	return fz_kmsg_reports_seen(kfd, print_all, NULL, NULL);
 }
 
 /* Write one record to the kernel log (to show a report check can fail). */
