@@ -105,7 +105,7 @@ while ! npu_bound && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 # rkaccel_dt=NAME: a broken tree of dts/qemu/ (qemu-run.sh's RKACCEL_DT),
 # on which the driver must refuse the NPU; the list's tests say why.
 dtname=$(sed -n 's/.*rkaccel_dt=\([a-z0-9-]*\).*/\1/p' /proc/cmdline)
-probe_name=probe_$soc${simarg:+_$simarg}${simarg:-_device_tree}
+probe_name="probe_${soc}_${simarg:-device_tree}"
 if [ -n "$dtname" ]; then
 	probe_name=no_device_with_the_${dtname}_tree
 	npu_bound && probe_ok=not || probe_ok=
