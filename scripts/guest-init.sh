@@ -87,7 +87,7 @@ npu_bound() {
 reprobe_cores() {
 	for d in /sys/bus/platform/devices/*.npu; do
 		[ -e "$d" ] && [ ! -e "$d/driver" ] || continue
-		echo "# probing ${d##*/} again: it failed before its providers came"
+		echo "# probing ${d##*/} again: unbound once its provider is there"
 		echo "${d##*/}" 2>/dev/null > /sys/bus/platform/drivers_probe
 	done
 }
