@@ -330,26 +330,49 @@ static int hw_claim_ext(struct rkaccel_hw_core *hw, const struct resource *pc)
 	return devm_add_action_or_reset(hw->dev, hw_release_ext, hw) ?: 1;
 }
 
+/* The core's register ranges, in the order of struct rkaccel_hw_core's maps. */
+static const char *const rkaccel_hw_reg_names[] = { "pc", "cna", "core" };
+
+/*
+ * Request range @name of the core, whoever provides its registers: a range
+ * that another device holds (a device tree whose ranges overlap) fails this
+ * core's probe here, by name, rather than letting two cores share registers.
+ */
+static int hw_request_range(struct rkaccel_hw_core *hw, struct platform_device *pdev,
+			    const char *name, struct resource **res)
+{
+	*res = platform_get_resource_byname(pdev, IORESOURCE_MEM, name);
+	if (!*res)
+		return dev_err_probe(hw->dev, -EINVAL, "no \"%s\" register range\n", name);
+	if (!devm_request_mem_region(hw->dev, (*res)->start, resource_size(*res),
+				     dev_name(hw->dev)))
+		return dev_err_probe(hw->dev, -EBUSY,
+				     "\"%s\" registers %pR overlap another device's\n", name, *res);
+	return 0;
+}
+
 static int hw_map_regs(struct rkaccel_hw_core *hw, struct platform_device *pdev)
 {
-	struct resource *pc;
+	void __iomem **maps[] = { &hw->pc, &hw->cna, &hw->corex };
+	struct resource *res[ARRAY_SIZE(rkaccel_hw_reg_names)];
+	unsigned int i;
 	int ret;
 
-	pc = platform_get_resource_byname(pdev, IORESOURCE_MEM, "pc");
-	if (!pc)
-		return dev_err_probe(hw->dev, -EINVAL, "no \"pc\" register range\n");
-	ret = hw_claim_ext(hw, pc);
+	for (i = 0; i < ARRAY_SIZE(res); i++) {
+		ret = hw_request_range(hw, pdev, rkaccel_hw_reg_names[i], &res[i]);
+		if (ret)
+			return ret;
+	}
+	ret = hw_claim_ext(hw, res[0]);
 	if (ret)
 		return ret < 0 ? ret : 0;
 
-	hw->pc = devm_platform_ioremap_resource_byname(pdev, "pc");
-	if (IS_ERR(hw->pc))
-		return PTR_ERR(hw->pc);
-	hw->cna = devm_platform_ioremap_resource_byname(pdev, "cna");
-	if (IS_ERR(hw->cna))
-		return PTR_ERR(hw->cna);
-	hw->corex = devm_platform_ioremap_resource_byname(pdev, "core");
-	return PTR_ERR_OR_ZERO(hw->corex);
+	for (i = 0; i < ARRAY_SIZE(res); i++) {
+		*maps[i] = devm_ioremap(hw->dev, res[i]->start, resource_size(res[i]));
+		if (!*maps[i])
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 static int hw_get_clocks_resets(struct rkaccel_hw_core *hw)

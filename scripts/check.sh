@@ -25,10 +25,19 @@ for arch in amd64 arm64; do
 	done
 done
 
+# Two arm64 boards that go wrong: the cores' provider loads after the
+# deferred-probe timeout ran out (board_test reads the timeout in effect),
+# and a device tree whose cores' register ranges overlap.
+elist=$logs/late-provider.list
+echo "board_test -t probes_after_the_deferred_probe_timeout" > "$elist"
+RKACCEL_APPEND=deferred_probe_timeout=1 "$scripts/qemu-run.sh" arm64 rk3588 "$elist" late-provider || rc=1
+echo "fault_test -c dt_overlap" > "$logs/dt-overlap.list"
+RKACCEL_DT=cna-overlap "$scripts/qemu-run.sh" arm64 rk3588 "$logs/dt-overlap.list" || rc=1
+
 # The debug kernel: amd64 with the RK3588 and arm64 with the RK3576, so each
 # arch and each SoC meets the checkers once within CI's time.
 debug_runs=("amd64 rk3588" "arm64 rk3576")
-expect=6
+expect=8
 if [ "${CHECK_DEBUG:-1}" != 0 ]; then
 	dlist=$build/logs/debug-suite.list
 	sed "s/@FUZZ_SECONDS@/${FUZZ_SECONDS:-20}/g" "$top/selftests/suite.list" \

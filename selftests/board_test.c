@@ -8,6 +8,7 @@
  */
 
 #include <dirent.h>
+#include <elf.h>
 #include <glob.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -83,19 +84,57 @@ static uint64_t core_attr_u64(const char *core, const char *attr)
 	return strtoull(buf, NULL, 0);
 }
 
-/* The kernel log since boot contains @what. */
-static bool dmesg_has(const char *what)
+/*
+ * The kernel log from /dev/kmsg, read without blocking. No test may clear
+ * it (guest-init.sh judges every record since boot): a case that looks for
+ * its own lines takes a mark, the sequence number of the next record, and
+ * searches from there. Returns whether a record at or after @since holds
+ * @what (NULL: none); @next gets the mark after the last record.
+ */
+static bool kmsg_scan(unsigned long long since, const char *what, unsigned long long *next)
 {
-	char line[1024];
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	bool found = false;
-	FILE *f = popen("dmesg", "r");
+	char rec[8192];
 
-	if (!f)
+	if (fd < 0)
 		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, what) != NULL;
-	pclose(f);
+	for (;;) {
+		ssize_t len = read(fd, rec, sizeof(rec) - 1);
+		unsigned long long seq;
+		char *msg;
+
+		if (len < 0 && errno == EPIPE)	/* overwritten under us: go on */
+			continue;
+		if (len < 0)
+			break;
+		rec[len] = '\0';
+		msg = strchr(rec, ';');
+		if (!msg || sscanf(rec, "%*u,%llu,", &seq) != 1)
+			continue;
+		if (next)
+			*next = seq + 1;
+		msg[strcspn(msg, "\n")] = '\0';
+		if (what && seq >= since && strstr(msg + 1, what))
+			found = true;
+	}
+	close(fd);
 	return found;
+}
+
+/* A mark: the sequence number the next kernel log record will have. */
+static unsigned long long klog_mark(void)
+{
+	unsigned long long next = 0;
+
+	kmsg_scan(0, NULL, &next);
+	return next;
+}
+
+/* The kernel log since boot contains @what. */
+static bool klog_has(const char *what)
+{
+	return kmsg_scan(0, what, NULL);
 }
 
 /* Resets of all cores so far, from debugfs "cores"; -1 when unreadable. */
@@ -193,9 +232,9 @@ TEST_F(board, cores_probed_through_board_code)
 			EXPECT_EQ(0, access(of_node, F_OK)) TH_LOG("%s: no device-tree node",
 								   self->cores[i]);
 	}
-	EXPECT_TRUE(dmesg_has("provided by rkaccel_sim"));
-	EXPECT_TRUE(dmesg_has(self->q.num_cores == 3 ? "NPU core 2 of 3" : "NPU core 1 of 2"));
-	EXPECT_TRUE(dmesg_has("hardware version 0x"));
+	EXPECT_TRUE(klog_has("provided by rkaccel_sim"));
+	EXPECT_TRUE(klog_has(self->q.num_cores == 3 ? "NPU core 2 of 3" : "NPU core 1 of 2"));
+	EXPECT_TRUE(klog_has("hardware version 0x"));
 }
 
 /* sysfs has no unbind for the cores: they leave with rkaccel_sim or the module. */
@@ -363,6 +402,7 @@ TEST_F(board, devfreq_follows_load)
  */
 TEST_F(board, system_suspend_with_jobs_queued)
 {
+	unsigned long long mark = klog_mark();
 	long resets;
 	uint32_t out;
 	int status = 0;
@@ -385,7 +425,7 @@ TEST_F(board, system_suspend_with_jobs_queued)
 	EXPECT_EQ(0, rkt_syncobj_status(self->fd, out, &status));
 	EXPECT_EQ(1, status) TH_LOG("the last job's fence after resume");
 	EXPECT_EQ(resets, cores_resets()) TH_LOG("a core was reset");
-	EXPECT_TRUE(dmesg_has("PM: suspend debug: Waiting for"));
+	EXPECT_TRUE(kmsg_scan(mark, "PM: suspend debug: Waiting for", NULL));
 }
 
 /* Every case below unloads rkaccel_sim: the fixture's file goes first. */
@@ -418,10 +458,13 @@ TEST_F(board, remove_and_probe_again)
 	ASSERT_EQ(0, rkt_modules_load(sim));
 }
 
-/* @message or, when given, @alt (the same line without symbolic errno names). */
-static bool logged(const char *message, const char *alt)
+/*
+ * @message or, when given, @alt (the same line without symbolic errno
+ * names), logged since @mark.
+ */
+static bool logged(unsigned long long mark, const char *message, const char *alt)
 {
-	return dmesg_has(message) || (alt && dmesg_has(alt));
+	return kmsg_scan(mark, message, NULL) || (alt && kmsg_scan(mark, alt, NULL));
 }
 
 /*
@@ -429,11 +472,11 @@ static bool logged(const char *message, const char *alt)
  * deferred list, after the load returned. The driver's lines when it never
  * comes.
  */
-static bool wait_logged(const char *message, const char *alt)
+static bool wait_logged(unsigned long long mark, const char *message, const char *alt)
 {
-	for (int i = 0; i < 100 && !logged(message, alt); i++)
+	for (int i = 0; i < 100 && !logged(mark, message, alt); i++)
 		usleep(100000);
-	if (logged(message, alt))
+	if (logged(mark, message, alt))
 		return true;
 	system("dmesg | grep -i -e rkaccel -e npu | tail -n 20 | sed 's/^/# /'");
 	return false;
@@ -447,12 +490,13 @@ static void probe_fails(struct __test_metadata *_metadata, int *fd, const char *
 			const char *message, const char *alt)
 {
 	char sim[64], params[128];
+	unsigned long long mark;
 	int ret;
 
 	rkt_sim_module_params(sim, sizeof(sim));
 	drop_file(_metadata, fd);
 	snprintf(params, sizeof(params), "%s fault=%s", sim, fault);
-	system("dmesg -c > /dev/null");
+	mark = klog_mark();
 	ret = rkt_module_load(RKT_SIM_MODULE, params);
 	if (sim[0]) {
 		/* sim= asked for the device: no device, no module */
@@ -461,7 +505,7 @@ static void probe_fails(struct __test_metadata *_metadata, int *fd, const char *
 		/* a device tree's cores probe later, from the deferred list */
 		EXPECT_EQ(0, ret);
 	}
-	EXPECT_TRUE(wait_logged(message, alt)) TH_LOG("no \"%s\" in the log", message);
+	EXPECT_TRUE(wait_logged(mark, message, alt)) TH_LOG("no \"%s\" in the log", message);
 	EXPECT_FALSE(rkt_device_bound());
 	if (!ret)
 		EXPECT_EQ(0, rkt_module_remove("rkaccel_sim", 5000));
@@ -495,6 +539,7 @@ TEST_F(board, probe_fails_when_registers_read_zero)
 TEST_F(board, refuses_a_core_another_driver_holds)
 {
 	const char *other = "/modules/rkaccel_test_other.ko";
+	unsigned long long mark;
 	char params[256];
 
 	if (!device_tree())
@@ -504,14 +549,15 @@ TEST_F(board, refuses_a_core_another_driver_holds)
 	close(self->fd);
 	self->fd = -1;
 	ASSERT_EQ(0, rkt_modules_remove(5000));
-	system("dmesg -c > /dev/null");
+	mark = klog_mark();
 	/* registered first, it is offered each core before rkaccel is */
 	ASSERT_EQ(0, rkt_module_load(other, ""));
 	rkt_driver_params(params, sizeof(params), "");
 	ASSERT_EQ(0, rkt_module_load(RKT_DRIVER_MODULE, params));
 	ASSERT_EQ(0, rkt_module_load(RKT_SIM_MODULE, ""));
-	EXPECT_TRUE(wait_logged("is bound to rkaccel-test-other: unbind it or blacklist", NULL));
-	EXPECT_TRUE(dmesg_has("held by rkaccel_test_other"));
+	EXPECT_TRUE(wait_logged(mark, "is bound to rkaccel-test-other: unbind it or blacklist",
+				NULL));
+	EXPECT_TRUE(kmsg_scan(mark, "held by rkaccel_test_other", NULL));
 	EXPECT_FALSE(rkt_device_bound()) TH_LOG("rkaccel made a device without all cores");
 	/* the simulator first: its CRU's consumers, both drivers' cores, unbind */
 	ASSERT_EQ(0, rkt_module_remove("rkaccel_sim", 5000));
@@ -526,6 +572,7 @@ TEST_F(board, refuses_a_core_another_driver_holds)
 TEST_F(board, npu_mhz_fixes_the_clock)
 {
 	char dir[300], rate[64] = "", params[256];
+	unsigned long long mark;
 	glob_t g;
 
 	devfreq_dir(dir, sizeof(dir));
@@ -535,6 +582,7 @@ TEST_F(board, npu_mhz_fixes_the_clock)
 	self->fd = -1;
 	ASSERT_EQ(0, rkt_modules_remove(5000));
 	rkt_driver_params(params, sizeof(params), "npu_mhz=600");
+	mark = klog_mark();
 	ASSERT_EQ(0, rkt_module_load(RKT_DRIVER_MODULE, params));
 	ASSERT_EQ(0, rkt_modules_load(""));
 	devfreq_dir(dir, sizeof(dir));
@@ -543,9 +591,124 @@ TEST_F(board, npu_mhz_fixes_the_clock)
 		read_str(g.gl_pathv[0], rate, sizeof(rate));
 	globfree(&g);
 	EXPECT_STREQ("600000000", rate);
-	EXPECT_TRUE(dmesg_has("NPU clock 600 MHz (npu_mhz, fixed)"));
+	EXPECT_TRUE(kmsg_scan(mark, "NPU clock 600 MHz (npu_mhz, fixed)", NULL));
 	ASSERT_EQ(0, rkt_modules_remove(5000));
 	ASSERT_EQ(0, rkt_modules_load(""));
+}
+
+/* A kernel symbol's address from /proc/kallsyms (root sees them), 0 if none. */
+static unsigned long ksym_addr(const char *name)
+{
+	unsigned long addr, found = 0;
+	char line[256], sym[128], type;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx %c %127s", &addr, &type, sym) == 3 && !strcmp(sym, name))
+			found = addr;
+	fclose(f);
+	return found;
+}
+
+/* @len bytes of the running kernel at @addr, through /proc/kcore's segments. */
+static int kcore_read(unsigned long addr, void *buf, size_t len)
+{
+	int fd = open("/proc/kcore", O_RDONLY | O_CLOEXEC), ret = -ENOENT;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG))
+		ret = -EINVAL;
+	for (unsigned int i = 0; ret == -ENOENT && i < eh.e_phnum; i++) {
+		if (pread(fd, &ph, sizeof(ph), eh.e_phoff + i * eh.e_phentsize) != sizeof(ph))
+			ret = -EIO;
+		else if (ph.p_type == PT_LOAD && addr >= ph.p_vaddr &&
+			 addr + len <= ph.p_vaddr + ph.p_memsz)
+			ret = pread(fd, buf, len, ph.p_offset + (addr - ph.p_vaddr)) ==
+			      (ssize_t)len ? 0 : -EIO;
+	}
+	close(fd);
+	return ret;
+}
+
+/*
+ * The driver core's deferred-probe timeout as it is now, read from the
+ * kernel (not the command line, whose last setting wins): seconds still to
+ * run, 0 once it ran out, -1 when off. -ENOENT etc. when unreadable.
+ */
+static int deferred_probe_timeout(int *val)
+{
+	unsigned long addr = ksym_addr("driver_deferred_probe_timeout");
+
+	return addr ? kcore_read(addr, val, sizeof(*val)) : -ENOENT;
+}
+
+/* Device-tree cores with no driver: probe them again (their provider came late). */
+static void reprobe_cores(void)
+{
+	glob_t g;
+
+	if (glob("/sys/bus/platform/devices/*.npu", 0, NULL, &g))
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		char drv[400];
+
+		snprintf(drv, sizeof(drv), "%s/driver", g.gl_pathv[i]);
+		if (access(drv, F_OK))
+			write_str("/sys/bus/platform/drivers_probe", strrchr(g.gl_pathv[i], '/') + 1);
+	}
+	globfree(&g);
+}
+
+/*
+ * The cores' clock and power-domain provider, rkaccel_sim, can only load
+ * after rkaccel.ko. Past the driver core's deferred-probe timeout a core
+ * that finds no provider fails for good (-ETIMEDOUT) instead of waiting.
+ * make check boots one guest with deferred_probe_timeout=1, in which
+ * guest-init.sh waits for the timeout to run out before loading the
+ * driver: every core must still have probed at boot, and again after a
+ * reload. The other guests run with the timeout off: a SKIP there.
+ */
+TEST_F(board, probes_after_the_deferred_probe_timeout)
+{
+	char sim[64], params[256];
+	int timeout = -2, i;
+
+	if (!device_tree())
+		SKIP(return, "no device tree: the cores wait for no clock or power-domain provider");
+	if (access("/proc/kcore", R_OK))
+		SKIP(return, "no /proc/kcore (the debug kernel): the timeout in effect is unreadable");
+	ASSERT_EQ(0, deferred_probe_timeout(&timeout))
+		TH_LOG("driver_deferred_probe_timeout through /proc/kallsyms and /proc/kcore");
+	if (timeout < 0)
+		SKIP(return, "the deferred-probe timeout is off in this guest (%d)", timeout);
+	for (i = 0; i < 30 && timeout > 0; i++) {
+		sleep(1);
+		if (access("/proc/kcore", R_OK))
+		SKIP(return, "no /proc/kcore (the debug kernel): the timeout in effect is unreadable");
+	ASSERT_EQ(0, deferred_probe_timeout(&timeout));
+	}
+	ASSERT_EQ(0, timeout) TH_LOG("the deferred-probe timeout did not run out");
+	EXPECT_EQ((int)self->q.num_cores, self->ncores) TH_LOG("cores probed at boot");
+	if (!klog_has("deferred probe timeout, ignoring dependency"))
+		TH_LOG("no core met the timeout at boot: the provider was not late");
+
+	rkt_sim_module_params(sim, sizeof(sim));
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, rkt_modules_remove(5000));
+	rkt_driver_params(params, sizeof(params), "");
+	ASSERT_EQ(0, rkt_module_load(RKT_DRIVER_MODULE, params));
+	ASSERT_EQ(0, rkt_module_load(RKT_SIM_MODULE, sim));
+	reprobe_cores();
+	ASSERT_EQ(0, rkt_wait_device(10000)) TH_LOG("no device after a reload");
+	EXPECT_EQ((int)self->q.num_cores, core_dirs(self->cores, RKACCEL_MAX_CORES_TEST));
+	self->fd = rkt_open_fd();
+	ASSERT_LE(0, self->fd);
 }
 
 TEST_HARNESS_MAIN

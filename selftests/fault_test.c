@@ -792,6 +792,163 @@ static int module_side(unsigned long *start, unsigned long *end)
 }
 
 /* finit_module(2) as the guest's insmod; -I: init_module(2) from a copy. */
+/*
+ * A device tree whose NPU cores' register ranges overlap (make check boots
+ * one, dts/qemu/rk3588-npu-sim-cna-overlap.dtsi): of two cores that claim
+ * the same registers, the one probing second must fail, logging which of
+ * its ranges is taken, and the NPU must not appear. "fault_test -c
+ * dt_overlap"; runs on any kernel, SKIPs on a tree without overlaps.
+ */
+#define DT_ROOT		"/proc/device-tree"
+#define DT_MAX_RANGES	16
+
+struct dt_range {
+	char dev[64];		/* the core's platform device, "fdab0000.npu" */
+	char name[16];		/* its reg-names entry */
+	uint64_t start, end;	/* inclusive */
+};
+
+/* A device-tree property's bytes; its length or -errno. */
+static ssize_t dt_prop(const char *node, const char *prop, void *buf, size_t len)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", node, prop);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len);
+	close(fd);
+	return n < 0 ? -errno : n;
+}
+
+/* A big-endian number of @cells 32-bit cells. */
+static uint64_t dt_cells(const uint8_t *p, unsigned int cells)
+{
+	uint64_t v = 0;
+
+	for (unsigned int i = 0; i < cells * 4; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* Every named range of every rknn-core node; how many. */
+static unsigned int dt_core_ranges(struct dt_range *r, unsigned int max)
+{
+	uint8_t ac[4] = { 0, 0, 0, 2 }, sc[4] = { 0, 0, 0, 2 }, reg[256];
+	unsigned int n = 0, acells, scells;
+	glob_t g;
+
+	dt_prop(DT_ROOT, "#address-cells", ac, sizeof(ac));
+	dt_prop(DT_ROOT, "#size-cells", sc, sizeof(sc));
+	acells = dt_cells(ac, 1);
+	scells = dt_cells(sc, 1);
+	if (glob(DT_ROOT "/npu@*", 0, NULL, &g))
+		return 0;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		char compat[128] = "", names[128] = "", *name = names;
+		ssize_t len = dt_prop(g.gl_pathv[i], "reg", reg, sizeof(reg));
+		ssize_t nlen = dt_prop(g.gl_pathv[i], "reg-names", names, sizeof(names) - 1);
+		size_t entry = (acells + scells) * 4;
+
+		dt_prop(g.gl_pathv[i], "compatible", compat, sizeof(compat) - 1);
+		if (!strstr(compat, "rknn-core") || len <= 0 || nlen <= 0)
+			continue;
+		for (size_t off = 0; off + entry <= (size_t)len && n < max; off += entry) {
+			uint64_t start = dt_cells(reg + off, acells);
+
+			r[n].start = start;
+			r[n].end = start + dt_cells(reg + off + acells * 4, scells) - 1;
+			snprintf(r[n].name, sizeof(r[n].name), "%s", name);
+			snprintf(r[n].dev, sizeof(r[n].dev), "%" PRIx64 ".npu", dt_cells(reg, acells));
+			n++;
+			name += strlen(name) + 1;
+			if (name >= names + nlen)
+				name = names + nlen - 1;	/* fewer names than ranges: "" */
+		}
+	}
+	globfree(&g);
+	return n;
+}
+
+/* The kernel log since boot holds a record with @a and @b. */
+static bool klog_has_both(const char *a, const char *b)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	bool found = false;
+	char rec[2048];
+	ssize_t len;
+
+	while (fd >= 0 && !found && ((len = read(fd, rec, sizeof(rec) - 1)) >= 0 || errno == EPIPE)) {
+		if (len < 0)
+			continue;
+		rec[len] = '\0';
+		found = strstr(rec, a) && strstr(rec, b);
+	}
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+/* One device's driver link is there. */
+static bool dev_bound(const char *dev)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/sys/bus/platform/devices/%s/driver", dev);
+	return !access(path, F_OK);
+}
+
+static int dt_overlap_main(void)
+{
+	struct dt_range r[DT_MAX_RANGES];
+	unsigned int n = dt_core_ranges(r, DT_MAX_RANGES), pairs = 0, bad = 0;
+
+	ksft_print_header();
+	ksft_set_plan(1);
+	for (unsigned int i = 0; i < n; i++)
+		for (unsigned int j = i + 1; j < n; j++) {
+			const struct dt_range *a = &r[i], *b = &r[j], *lost;
+			char what[64];
+
+			if (!strcmp(a->dev, b->dev) || a->end < b->start || b->end < a->start)
+				continue;
+			pairs++;
+			ksft_print_msg("%s \"%s\" [%#" PRIx64 "-%#" PRIx64 "] overlaps %s \"%s\"\n",
+				       a->dev, a->name, a->start, a->end, b->dev, b->name);
+			/* exactly one of the two probed; the other says which range */
+			if (dev_bound(a->dev) == dev_bound(b->dev)) {
+				ksft_print_msg("%s and %s: both %s\n", a->dev, b->dev,
+					       dev_bound(a->dev) ? "bound" : "unbound");
+				bad++;
+				continue;
+			}
+			lost = dev_bound(a->dev) ? b : a;
+			snprintf(what, sizeof(what), "\"%s\" registers [mem ", lost->name);
+			if (!klog_has_both(lost->dev, what) ||
+			    !klog_has_both(lost->dev, "overlap another device's")) {
+				ksft_print_msg("%s: no \"%s... overlap another device's\" in the log\n",
+					       lost->dev, what);
+				bad++;
+			}
+		}
+	if (!pairs) {
+		ksft_test_result_skip("dt_overlap: no core ranges overlap in this device tree\n");
+		ksft_finished();
+	}
+	if (rkt_device_bound()) {
+		ksft_print_msg("the NPU device is there with a core missing\n");
+		bad++;
+	}
+	if (bad)
+		print_device_state();
+	ksft_test_result(!bad, "dt_overlap: %u overlapping ranges, each refused by one core's probe\n",
+			 pairs);
+	ksft_finished();
+}
+
 static bool use_finit = true;
 static bool known_core;	/* -K: also sweep into a known DRM core bug */
 static unsigned long first_n = 1;	/* -s: the module sweep's first N */
@@ -1035,11 +1192,13 @@ int main(int argc, char **argv)
 		case 'M': module = false; break;
 		case 'v': verbose = true; break;
 		default:
-			printf("usage: fault_test [-c CASE|module_load] [-m STEP] [-s FIRST_N] [-n MAX_N]"
+			printf("usage: fault_test [-c CASE|module_load|dt_overlap] [-m STEP] [-s FIRST_N] [-n MAX_N]"
 			       " [-M] [-I] [-K] [-v]\n");
 			return KSFT_FAIL;
 		}
 	}
+	if (only && !strcmp(only, "dt_overlap"))
+		return dt_overlap_main();
 	/*
 	 * A device tree's cores probe on every step even when the fault hit
 	 * the simulator's init: some 640 steps of ~3 s under the debug

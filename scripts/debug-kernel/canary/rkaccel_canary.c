@@ -3,9 +3,12 @@
  * Deliberate bugs that the debug kernel's checkers must report, so that
  * make check knows they are live: a use after free (KASAN), an allocation
  * that may recurse into reclaim inside a dma-fence signalling section
- * (lockdep), and a leaked allocation (kmemleak). Loading fails on purpose
- * after the bug is done; nothing of it stays in the kernel but the leak.
- * Never built into rkaccel.ko.
+ * (lockdep), and a leaked allocation (kmemleak). Two more are for the
+ * guest's verdict rather than a checker: an out-of-bounds array index
+ * (UBSAN, whose report does not taint the kernel) and a bare dump_stack()
+ * (no taint, no "BUG:" or "WARNING:", just a stack). Loading fails on
+ * purpose after the bug is done; nothing of it stays in the kernel but the
+ * leak. Never built into rkaccel.ko.
  */
 #include <linux/dma-fence.h>
 #include <linux/module.h>
@@ -13,7 +16,7 @@
 
 static char *bug = "";
 module_param(bug, charp, 0444);
-MODULE_PARM_DESC(bug, "uaf | fence | leak");
+MODULE_PARM_DESC(bug, "uaf | fence | leak | ubsan | stack");
 
 /* Kept by the canary's own code only, so the compiler cannot drop the access. */
 static u8 canary_sink;
@@ -37,6 +40,23 @@ static noinline void canary_fence(void)
 	kfree(p);
 }
 
+/* Four slots; the index comes from a variable the compiler cannot see through. */
+static u8 canary_slots[4];
+static unsigned int canary_index = ARRAY_SIZE(canary_slots);
+
+static noinline void canary_ubsan(void)
+{
+	canary_sink = canary_slots[READ_ONCE(canary_index)];
+}
+
+/* Marks around the stack, so that check-canary.sh knows which trace is this one. */
+static noinline void canary_stack(void)
+{
+	pr_info("rkaccel_canary: stack begin\n");
+	dump_stack();
+	pr_info("rkaccel_canary: stack end\n");
+}
+
 static noinline void canary_leak(void)
 {
 	u8 *p = kmalloc(128, GFP_KERNEL);
@@ -54,6 +74,10 @@ static int __init canary_init(void)
 		canary_fence();
 	else if (!strcmp(bug, "leak"))
 		canary_leak();
+	else if (!strcmp(bug, "ubsan"))
+		canary_ubsan();
+	else if (!strcmp(bug, "stack"))
+		canary_stack();
 	else
 		return -EINVAL;
 	pr_info("rkaccel_canary: %s done\n", bug);
