@@ -27,7 +27,7 @@ arm64) cross=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-) ;;
 esac
 
 mkdir -p "$src" "$dest/kernel"
-rsync -a --delete --exclude='*.o' --exclude='*.ko' "$top/kernel" "$top/uapi" "$src/"
+rsync -a --delete --exclude='*.o' --exclude='*.ko' "$top/kernel" "$top/uapi" "$top/include" "$src/"
 rsync -a --delete --exclude='*.o' --exclude='*.ko' "$top/selftests/modules/" "$src/test-modules/"
 {
 	make -s -C "$kdir" M="$src/kernel" "${cross[@]}" W=1 "$@" modules

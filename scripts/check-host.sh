@@ -39,7 +39,7 @@ checkpatch() {
 	! grep -q 'ERROR\|WARNING\|CHECK' <<<"$out"
 }
 
-kernel_files() { ls kernel/*.c kernel/*.h uapi/drm/*.h selftests/modules/*.c; }
+kernel_files() { ls kernel/*.c kernel/*.h include/*.h uapi/drm/*.h selftests/modules/*.c; }
 
 # rkaccel.ko is what a board loads: the simulator lives in rkaccel_sim.ko
 # only. No symbol of the simulator's files, defined or used, in either
@@ -80,7 +80,7 @@ manlint() {
 
 echo "TAP version 13"
 check checkpatch_strict checkpatch $(kernel_files)
-check kernel_doc kerneldoc uapi/drm/*.h kernel/*.h
+check kernel_doc kerneldoc uapi/drm/*.h kernel/*.h include/*.h
 check module_amd64_W1 scripts/build-module.sh amd64
 check module_arm64_W1 scripts/build-module.sh arm64
 check sparse_amd64 scripts/build-module.sh amd64 C=2

@@ -47,7 +47,8 @@ expected() {
 	echo usr/lib/librkaccel-rknn.a
 	echo "usr/lib/librkaccel.so.$lib_version"
 	echo usr/lib/pkgconfig/rkaccel.pc
-	(cd "$top" && ls dkms.conf kernel/Makefile kernel/Kbuild kernel/*.[ch] uapi/drm/*.h) |
+	(cd "$top" && ls dkms.conf kernel/Makefile kernel/Kbuild kernel/*.[ch] uapi/drm/*.h \
+		include/*.h) |
 		sed "s|^|usr/src/rkaccel-$version/|"
 }
 

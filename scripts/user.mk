@@ -13,7 +13,7 @@ TOOL_SRCS := $(wildcard tools/*.c)
 TEST_SRCS := $(wildcard selftests/*_test.c) selftests/cpu_ref.c
 
 CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
-	  -Ilib/include -Iuapi/drm -Ikernel -Itools -I$(DRM_INC)
+	  -Ilib/include -Iuapi/drm -Iinclude -Itools -I$(DRM_INC)
 # The harness is written for -Wall; its macros trip -Wextra.
 TEST_CFLAGS := $(CFLAGS) -isystem $(KSFT) -Wno-sign-compare -Wno-unused-parameter
 LDLIBS := $(DRM_LIB) -lpthread -lm
@@ -34,7 +34,7 @@ DRM_SO ?= $(DRM_LIB:.a=.so)
 HAVE_SO := $(shell test -e '$(DRM_SO)' && echo yes)
 TOOLS := $(TOOL_SRCS:tools/%.c=$(OUT)/bin/%)
 TESTS := $(TEST_SRCS:selftests/%.c=$(OUT)/selftests/%)
-HDRS := $(wildcard lib/include/*.h lib/*.h tools/*.h uapi/drm/*.h) kernel/rkaccel_npu_regs.h
+HDRS := $(wildcard lib/include/*.h lib/*.h tools/*.h uapi/drm/*.h include/*.h)
 
 RKNN_LIB := $(OUT)/lib/librkaccel-rknn.a
 RKNN_BINS := $(OUT)/selftests/rknn_test $(OUT)/selftests/rknn_sdk_example
