@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * A core's register block that is not MMIO: the one interface rkaccel.ko
- * offers another module. rkaccel_sim.ko implements it; a board never loads
- * a provider, and its cores map their registers as usual.
+ * The one interface rkaccel.ko offers another module, and everything
+ * rkaccel_sim.ko (kernel/sim/) calls in it: a provider of core register
+ * blocks that are not MMIO, and reads and writes of a file's NPU address
+ * space for a block that has no IOMMU. A board never loads a provider, and
+ * its cores map their registers as usual. What the provider is handed
+ * (struct rkaccel_soc_data, struct rkaccel_vm) is described in
+ * rkaccel_device.h and rkaccel_vm.h; it only reads the former and passes
+ * the latter back here.
  */
 #ifndef _RKACCEL_HW_REGS_H_
 #define _RKACCEL_HW_REGS_H_
@@ -42,5 +47,30 @@ struct rkaccel_hw_regs {
 
 int rkaccel_hw_regs_register(const struct rkaccel_hw_regs *regs);
 void rkaccel_hw_regs_unregister(const struct rkaccel_hw_regs *regs);
+
+/**
+ * rkaccel_vm_read() - copy NPU memory out, as the core's DMA would read it.
+ * @vm: the address space given to &rkaccel_hw_regs.attach_vm.
+ * @addr: NPU address of the first byte.
+ * @buf: where the bytes go.
+ * @len: bytes to copy.
+ *
+ * Goes through @vm's page table under its lock, page by page.
+ *
+ * Return: 0, or -EFAULT when a byte is outside the space or unmapped.
+ */
+int rkaccel_vm_read(struct rkaccel_vm *vm, u64 addr, void *buf, size_t len);
+
+/**
+ * rkaccel_vm_write() - copy into NPU memory, as the core's DMA would write it.
+ * @vm: the address space given to &rkaccel_hw_regs.attach_vm.
+ * @addr: NPU address of the first byte.
+ * @buf: the bytes.
+ * @len: bytes to copy.
+ *
+ * Return: 0, or -EFAULT when a byte is outside the space, unmapped or on a
+ * read-only page.
+ */
+int rkaccel_vm_write(struct rkaccel_vm *vm, u64 addr, const void *buf, size_t len);
 
 #endif /* _RKACCEL_HW_REGS_H_ */

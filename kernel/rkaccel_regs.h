@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* NPU register offsets, from one core's base (public register descriptions). */
+/*
+ * The kernel's additions to the register description (include/
+ * rkaccel_npu_regs.h): interrupt bits as BIT()s, including the simulator's
+ * own, regcmd entry decoding in u32 and one core's register span. Shared by
+ * rkaccel.ko and rkaccel_sim.ko; userspace needs none of it.
+ */
 #ifndef _RKACCEL_REGS_H_
 #define _RKACCEL_REGS_H_
 
 #include <linux/bits.h>
 
 #include "rkaccel_npu_regs.h"
-
-#define RKNPU_CNA_S_POINTER		0x1004
-#define RKNPU_CORE_S_POINTER		0x3004
 
 /* INTERRUPT_* bits */
 #define RKNPU_INT_DPU_0			BIT(8)

@@ -9,6 +9,7 @@
 #include <linux/mm.h>
 #include <linux/sizes.h>
 
+#include "rkaccel_hw_regs.h"
 #include "rkaccel_vm.h"
 
 void rkaccel_vm_init(struct rkaccel_vm *vm)

@@ -35,7 +35,6 @@ void rkaccel_vm_fini(struct rkaccel_vm *vm);
 int rkaccel_vm_map(struct rkaccel_vm *vm, struct drm_mm_node *node, struct page **pages,
 		   size_t size, bool readonly);
 void rkaccel_vm_unmap(struct rkaccel_vm *vm, struct drm_mm_node *node);
-int rkaccel_vm_read(struct rkaccel_vm *vm, u64 addr, void *buf, size_t len);
-int rkaccel_vm_write(struct rkaccel_vm *vm, u64 addr, const void *buf, size_t len);
+/* rkaccel_vm_read() and rkaccel_vm_write(): rkaccel_hw_regs.h, the simulator's. */
 
 #endif /* _RKACCEL_VM_H_ */

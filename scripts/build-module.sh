@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Build rkaccel.ko (the driver) and rkaccel_sim.ko (simulated NPU) for ARCH against the extracted Debian headers, out of the
-# source tree (build/ARCH/kernel), at W=1. Any compiler warning fails.
+# Build rkaccel.ko (the driver, kernel/) and rkaccel_sim.ko (simulated NPU,
+# kernel/sim/) for ARCH against the extracted Debian headers, out of the
+# source tree (build/ARCH/src), at W=1. Any compiler warning fails. Both
+# modules land flat in build/ARCH/kernel/, where the guests take them.
 # usage: build-module.sh ARCH [KDIR=dir] [make arguments, e.g. C=2]
 #   KDIR=dir builds against that kernel build tree (the debug kernel of
 #   scripts/debug-kernel.sh) into build/ARCH-debug instead.
@@ -27,7 +29,7 @@ arm64) cross=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-) ;;
 esac
 
 mkdir -p "$src" "$dest/kernel"
-rsync -a --delete --exclude='*.o' --exclude='*.ko' "$top/kernel" "$top/uapi" "$src/"
+rsync -a --delete --exclude='*.o' --exclude='*.ko' "$top/kernel" "$top/uapi" "$top/include" "$src/"
 rsync -a --delete --exclude='*.o' --exclude='*.ko' "$top/selftests/modules/" "$src/test-modules/"
 {
 	make -s -C "$kdir" M="$src/kernel" "${cross[@]}" W=1 "$@" modules
@@ -38,4 +40,4 @@ if grep -q 'warning:\|error:' "$log"; then
 	echo "build-module: $arch: warnings or errors (see $log)" >&2
 	exit 1
 fi
-cp "$src/kernel/rkaccel.ko" "$src/kernel/rkaccel_sim.ko" "$src/test-modules/"*.ko "$dest/kernel/"
+cp "$src/kernel/rkaccel.ko" "$src/kernel/sim/rkaccel_sim.ko" "$src/test-modules/"*.ko "$dest/kernel/"

@@ -39,13 +39,19 @@ checkpatch() {
 	! grep -q 'ERROR\|WARNING\|CHECK' <<<"$out"
 }
 
-kernel_files() { ls kernel/*.c kernel/*.h uapi/drm/*.h selftests/modules/*.c; }
+kernel_files() {
+	ls kernel/*.c kernel/*.h kernel/sim/*.c kernel/sim/*.h include/*.h uapi/drm/*.h \
+		selftests/modules/*.c
+}
 
 # rkaccel.ko is what a board loads: the simulator lives in rkaccel_sim.ko
-# only. No symbol of the simulator's files, defined or used, in either
-# arch's build, and the simulator's module does need the driver.
+# only. The top of kernel/ holds the driver's files alone (the simulator's
+# are in kernel/sim/); no symbol of the simulator's files, defined or used,
+# in either arch's build, and the simulator's module does need the driver.
 board_module_clean() {
 	local arch ko bad
+	bad=$(find kernel -maxdepth 1 -type f -name '*sim*')
+	[ -z "$bad" ] || { echo "simulator files at the top of kernel/:"; echo "$bad"; return 1; }
 	for arch in amd64 arm64; do
 		ko=$build/$arch/kernel/rkaccel.ko
 		[ -f "$ko" ] || { echo "$ko missing"; return 1; }
@@ -80,7 +86,7 @@ manlint() {
 
 echo "TAP version 13"
 check checkpatch_strict checkpatch $(kernel_files)
-check kernel_doc kerneldoc uapi/drm/*.h kernel/*.h
+check kernel_doc kerneldoc uapi/drm/*.h kernel/*.h kernel/sim/*.h include/*.h
 check module_amd64_W1 scripts/build-module.sh amd64
 check module_arm64_W1 scripts/build-module.sh arm64
 check sparse_amd64 scripts/build-module.sh amd64 C=2

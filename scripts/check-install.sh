@@ -47,7 +47,8 @@ expected() {
 	echo usr/lib/librkaccel-rknn.a
 	echo "usr/lib/librkaccel.so.$lib_version"
 	echo usr/lib/pkgconfig/rkaccel.pc
-	(cd "$top" && ls dkms.conf kernel/Makefile kernel/Kbuild kernel/*.[ch] uapi/drm/*.h) |
+	(cd "$top" && ls dkms.conf kernel/Makefile kernel/Kbuild kernel/*.[ch] \
+		kernel/sim/Kbuild kernel/sim/*.[ch] uapi/drm/*.h include/*.h) |
 		sed "s|^|usr/src/rkaccel-$version/|"
 }
 
@@ -81,12 +82,14 @@ dkms() {
 		CROSS_COMPILE=aarch64-linux-gnu- modules 2>&1)
 	echo "$log"
 	! grep -q 'warning:\|error:' <<<"$log"
-	for ko in rkaccel rkaccel_sim; do
-		modinfo -F vermagic "$src/kernel/$ko.ko" | grep -q "^$kver-arm64 SMP"
+	# dkms.conf names every module the build makes, where it makes it
+	diff <(cd "$src" && find kernel -name '*.ko' | sort) \
+		<(paste -d '' \
+		  <(sed -n 's/^BUILT_MODULE_LOCATION\[[0-9]*\]="\(.*\)"$/\1/p' "$top/dkms.conf") \
+		  <(sed -n 's/^BUILT_MODULE_NAME\[[0-9]*\]="\(.*\)"$/\1.ko/p' "$top/dkms.conf") | sort)
+	for ko in kernel/rkaccel.ko kernel/sim/rkaccel_sim.ko; do
+		modinfo -F vermagic "$src/$ko" | grep -q "^$kver-arm64 SMP"
 	done
-	# dkms.conf names every module the build makes
-	diff <(cd "$src/kernel" && ls -- *.ko | sed 's/\.ko$//') \
-		<(sed -n 's/^BUILT_MODULE_NAME\[[0-9]*\]="\(.*\)"$/\1/p' "$top/dkms.conf" | sort)
 	echo "built $(modinfo -F vermagic "$src/kernel/rkaccel.ko")"
 }
 

@@ -6,6 +6,8 @@
 #   install.sh module ARCH    rkaccel.ko (what a board loads) and rkaccel_sim.ko
 #                             (the simulated NPU) under /lib/modules/<kver>/updates
 #   install.sh dkms           the module source under /usr/src for DKMS
+#                             (kernel/ with sim/, uapi/drm/ and the register description
+#                             in include/)
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -72,7 +74,8 @@ dkms() {
 	local d=$destdir/usr/src/rkaccel-$version f
 	install -D -m 0644 "$top/dkms.conf" "$d/dkms.conf"
 	for f in "$top"/kernel/Makefile "$top"/kernel/Kbuild "$top"/kernel/*.[ch] \
-		 "$top"/uapi/drm/*.h; do
+		 "$top"/kernel/sim/Kbuild "$top"/kernel/sim/*.[ch] "$top"/uapi/drm/*.h \
+		 "$top"/include/*.h; do
 		install -D -m 0644 "$f" "$d/${f#"$top"/}"
 	done
 }

@@ -6,14 +6,19 @@
 # shared library, next to DRM_LIB, resolves (on the host; the arm64 cross
 # build has only the libdrm-dev symlink, without libdrm2, so no .so).
 
-# lib/rknn_api.c is librkaccel-rknn, a library of its own (Documentation/rknn.rst).
-RKNN_SRCS := lib/rknn_api.c
-LIB_SRCS := $(filter-out $(RKNN_SRCS),$(wildcard lib/*.c))
+# librkaccel is its units, one folder each with its own internal header
+# (Documentation/design.rst, "The library's units"). lib/rknn/ is
+# librkaccel-rknn, a library of its own (Documentation/rknn.rst).
+LIB_UNITS := runtime model compiler
+LIB_SRCS := $(foreach u,$(LIB_UNITS),$(wildcard lib/$(u)/*.c))
+RKNN_SRCS := lib/rknn/rknn_api.c
 TOOL_SRCS := $(wildcard tools/*.c)
 TEST_SRCS := $(wildcard selftests/*_test.c) selftests/cpu_ref.c
 
+# include/: the register description (no kernel/ folder: userspace reaches
+# into no part of the driver). A unit's internal header is found beside it.
 CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
-	  -Ilib/include -Iuapi/drm -Ikernel -Itools -I$(DRM_INC)
+	  -Ilib/include -Iuapi/drm -Iinclude -Itools -I$(DRM_INC)
 # The harness is written for -Wall; its macros trip -Wextra.
 TEST_CFLAGS := $(CFLAGS) -isystem $(KSFT) -Wno-sign-compare -Wno-unused-parameter
 LDLIBS := $(DRM_LIB) -lpthread -lm
@@ -34,7 +39,7 @@ DRM_SO ?= $(DRM_LIB:.a=.so)
 HAVE_SO := $(shell test -e '$(DRM_SO)' && echo yes)
 TOOLS := $(TOOL_SRCS:tools/%.c=$(OUT)/bin/%)
 TESTS := $(TEST_SRCS:selftests/%.c=$(OUT)/selftests/%)
-HDRS := $(wildcard lib/include/*.h lib/*.h tools/*.h uapi/drm/*.h) kernel/rkaccel_npu_regs.h
+HDRS := $(wildcard lib/include/*.h lib/*/*.h tools/*.h uapi/drm/*.h include/*.h)
 
 RKNN_LIB := $(OUT)/lib/librkaccel-rknn.a
 RKNN_BINS := $(OUT)/selftests/rknn_test $(OUT)/selftests/rknn_sdk_example
@@ -75,7 +80,7 @@ $(OUT)/selftests/%: selftests/%.c $(LIB) $(HDRS) $(wildcard selftests/*.h)
 	$(CC) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 # librkaccel-rknn: static, over librkaccel; its programs link both.
-$(RKNN_LIB): $(OUT)/lib/rknn_api.o
+$(RKNN_LIB): $(OUT)/lib/rknn/rknn_api.o
 	$(AR) rcs $@ $^
 
 $(OUT)/selftests/rknn_test: selftests/rknn_test.c $(RKNN_LIB) $(LIB) $(HDRS) $(wildcard selftests/*.h)

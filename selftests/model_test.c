@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The model file format and validation (lib/model.c). Needs no device.
+ * The model file format and validation (lib/model/model.c). Needs no device.
  * Offsets below are those of Documentation/model-format.rst, written out
  * again here so that the test checks the library against the spec.
  */

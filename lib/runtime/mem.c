@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Zero-copy memory: BOs mapped for the CPU and the NPU, dma-buf export and
- * import. Handles are owned through lib/handle.c, as contexts' are, so an
+ * import. Handles are owned through handle.c, as contexts' are, so an
  * import that gets back a handle a mem or a context already holds shares it.
  */
 
@@ -12,7 +12,7 @@
 
 #include <xf86drm.h>
 
-#include "internal.h"
+#include "runtime.h"
 #include "rkaccel_drm.h"
 
 /* Map @handle's BO and wrap it as a mem; takes over the handle's reference. */

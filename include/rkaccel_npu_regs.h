@@ -2,9 +2,12 @@
 /*
  * The convolution pipeline's registers (CNA -> CORE -> DPU, DPU_RDMA) and
  * the fields rkaccel programs, from public register descriptions. Plain
- * constants: the driver's simulator decodes them and the library's compiler
- * emits them, so both include this file. Field masks work with FIELD_GET()
- * in the kernel and with the library's own field helpers.
+ * constants, no types, no includes: the same file is valid C in the kernel
+ * and in userspace. The driver programs them, its simulator decodes them,
+ * the library's compiler emits them and the selftests and tools check them,
+ * each including this file by name through its -I of the top-level
+ * include/ folder. Field masks work with FIELD_GET() in the kernel and with
+ * the library's own field helpers.
  */
 #ifndef _RKACCEL_NPU_REGS_H_
 #define _RKACCEL_NPU_REGS_H_
@@ -44,6 +47,7 @@
 #define RKNPU_BLK_PPU_RDMA		0x40
 
 /* CNA: feature and weight fetch. */
+#define RKNPU_CNA_S_POINTER		0x1004
 #define RKNPU_CNA_CONV_CON1		0x100c
 #define   RKNPU_CONV_CON1_NONALIGN_DMA		0x40000000
 #define   RKNPU_CONV_CON1_GROUP_LINE_OFF	0x20000000
@@ -112,6 +116,7 @@
 #define RKNPU_CNA_PAD_CON1		0x1184	/* pad value, a sign-extended int8 */
 
 /* CORE: the MAC array. */
+#define RKNPU_CORE_S_POINTER		0x3004
 #define RKNPU_CORE_MISC_CFG		0x3010
 #define   RKNPU_MISC_CFG_PROC_PRECISION		0x00000700
 #define   RKNPU_MISC_CFG_DW_EN			0x00000002

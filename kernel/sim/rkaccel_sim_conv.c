@@ -26,11 +26,11 @@
 #include <linux/unaligned.h>
 
 #include "rkaccel_device.h"
+#include "rkaccel_hw_regs.h"
 #include "rkaccel_npu_regs.h"
 #include "rkaccel_regs.h"
 #include "rkaccel_sim_conv.h"
 #include "rkaccel_sim_ppu.h"
-#include "rkaccel_vm.h"
 
 /* One decoded convolution task. */
 struct sim_conv {

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "internal.h"
+#include "compile.h"
 
 size_t rkaccel_native_size(uint32_t rows, uint32_t channels, uint32_t elem_bytes)
 {

@@ -15,7 +15,7 @@
 
 #include <xf86drm.h>
 
-#include "internal.h"
+#include "runtime.h"
 #include "rkaccel_drm.h"
 
 struct gem_ref {

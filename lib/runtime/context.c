@@ -20,7 +20,7 @@
 #include <linux/sync_file.h>
 #include <xf86drm.h>
 
-#include "internal.h"
+#include "runtime.h"
 #include "rkaccel_drm.h"
 
 #define CTX_MAX_COPIES	7		/* hidden duplicates: num_cores - 1 at most */
@@ -114,7 +114,7 @@ static int xioctl(int fd, unsigned long req, void *arg)
 	return drmIoctl(fd, req, arg) ? -errno : 0;
 }
 
-/* The handle goes through lib/handle.c: a PRIME self-import may share it. */
+/* The handle goes through handle.c: a PRIME self-import may share it. */
 static void bo_free(int fd, struct ctx_bo *bo)
 {
 	if (bo->map)

@@ -19,7 +19,7 @@
 
 #include <linux/sync_file.h>
 
-#include "internal.h"
+#include "runtime.h"
 
 struct pipe_slot {
 	struct rkaccel_ctx *ctx;	/* a duplicate with the pipe's batch */

@@ -40,7 +40,6 @@
 #include "rkaccel_regs.h"
 #include "rkaccel_sim.h"
 #include "rkaccel_sim_conv.h"
-#include "rkaccel_vm.h"
 
 #define SIM_VERSION_NUM		0x0001
 

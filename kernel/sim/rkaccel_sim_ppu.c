@@ -15,10 +15,10 @@
 #include <linux/string.h>
 
 #include "rkaccel_device.h"
+#include "rkaccel_hw_regs.h"
 #include "rkaccel_npu_regs.h"
 #include "rkaccel_regs.h"
 #include "rkaccel_sim_ppu.h"
-#include "rkaccel_vm.h"
 
 /* One decoded pooling task. */
 struct sim_pool {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The regcmd compiler: each layer of a model becomes hardware tasks
- * (convolutions on CNA+CORE+DPU, lib/compile_conv.c; pooling on the PPU,
- * lib/compile_pool.c), tiled so that every task's feature map and weights
+ * (convolutions on CNA+CORE+DPU, compile_conv.c; pooling on the PPU,
+ * compile_pool.c), tiled so that every task's feature map and weights
  * fit the core's convolution buffer, all chained through the tasks' tails
  * into one job. Addresses are kept as relocations against the program's
  * buffers and patched by rkaccel_program_emit(), so one program serves any

@@ -1,13 +1,43 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The regcmd compiler's pieces: the program being built (lib/compile.c),
- * convolution layers (lib/compile_conv.c) and pooling layers
- * (lib/compile_pool.c).
+ * The compiler unit's internals: the program being built (compile.c),
+ * convolution layers (compile_conv.c), pooling layers (compile_pool.c) and
+ * the native layouts they and layout.c share, in lib/compiler/. Nothing
+ * outside that folder includes it.
  */
 #ifndef RKACCEL_COMPILE_H
 #define RKACCEL_COMPILE_H
 
-#include "internal.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rkaccel.h"
+#include "rkaccel_npu_regs.h"
+
+#define ALIGN_UP(v, a)		(((v) + (a) - 1) / (a) * (a))
+#define DIV_UP(v, d)		(((v) + (d) - 1) / (d))
+
+/* Place @val in the register field @mask. */
+static inline uint32_t field(uint32_t mask, uint32_t val)
+{
+	return (val << __builtin_ctz(mask)) & mask;
+}
+
+/* Rows of a plane are padded to 4 (the CNA's surface stride counts 4-row units). */
+#define NATIVE_ROW_ALIGN	4
+/* Channels are padded to 32: the DPU writes whole kernel groups. */
+#define NATIVE_CHANNEL_ALIGN	32
+
+static inline size_t native_plane_bytes(uint32_t rows)
+{
+	return (size_t)ALIGN_UP(rows, NATIVE_ROW_ALIGN) * RKNPU_ATOM_BYTES;
+}
+
+static inline uint32_t native_planes(uint32_t channels, uint32_t elem_bytes)
+{
+	return ALIGN_UP(channels, NATIVE_CHANNEL_ALIGN) * elem_bytes / RKNPU_ATOM_BYTES;
+}
 
 struct reloc {
 	uint32_t entry;		/* index into cmds */
@@ -61,13 +91,13 @@ void prog_task_end(struct rkaccel_program *p, uint32_t enable);
 int requant_out_cvt(float multiplier, uint32_t *scale, uint32_t *shift);
 int requant_ew_cvt(float multiplier, uint32_t *scale, uint32_t *shift);
 
-/* lib/compile_conv.c: FC, KxK and depthwise layers. */
+/* compile_conv.c: FC, KxK and depthwise layers. */
 int conv_plan(struct layer_plan *lp, uint32_t banks);
 uint64_t conv_weight_bytes(const struct layer_plan *lp);
 int conv_fill_weights(const struct layer_plan *lp, uint8_t *blob);
 void conv_put_layer(struct rkaccel_program *p, const struct layer_plan *lp);
 
-/* lib/compile_pool.c: max and average pooling on the PPU. */
+/* compile_pool.c: max and average pooling on the PPU. */
 int pool_plan(const struct layer_plan *lp, uint32_t cbuf_size);
 void pool_put_layer(struct rkaccel_program *p, const struct layer_plan *lp);
 
