@@ -91,7 +91,7 @@ int cv_fold_transpose(struct cv_graph *g, struct cv_node *n, struct cv_tensor *o
 		      struct cv_diag *d)
 {
 	const struct cv_tensor *x = &g->tensors[n->in[0]];
-	int64_t perm[CV_MAX_RANK], odims[CV_MAX_RANK], tmp_dims[CV_MAX_RANK];
+	int64_t perm[CV_MAX_RANK], odims[CV_MAX_RANK];
 	int np = cv_attr_ints(n, "perm", perm, CV_MAX_RANK);
 	char seen[CV_MAX_RANK] = { 0 };
 
@@ -110,7 +110,7 @@ int cv_fold_transpose(struct cv_graph *g, struct cv_node *n, struct cv_tensor *o
 		seen[perm[i]] = 1;
 		odims[i] = x->dims[perm[i]];
 	}
-	/* View x through permuted strides: x' has dims odims, strides permuted. */
+	/* Output index i walks input axis perm[i]. */
 	int64_t xst[CV_MAX_RANK], s = 1, total = cv_tensor_elems(x), idx[CV_MAX_RANK] = { 0 };
 	size_t es = cv_dtype_size(x->dtype);
 
@@ -134,8 +134,7 @@ int cv_fold_transpose(struct cv_graph *g, struct cv_node *n, struct cv_tensor *o
 			idx[i] = 0;
 		}
 	}
-	memcpy(tmp_dims, odims, sizeof(odims));
-	int rc = cv_tensor_set_const(o, x->dtype, np, tmp_dims, y);
+	int rc = cv_tensor_set_const(o, x->dtype, np, odims, y);
 
 	free(y);
 	return rc;

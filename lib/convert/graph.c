@@ -379,7 +379,8 @@ int cv_tensor_set_shape(struct cv_tensor *t, int rank, const int64_t *dims)
 			return -1;
 	}
 	t->rank = rank;
-	memcpy(t->dims, dims, rank * sizeof(int64_t));
+	if (rank)
+		memcpy(t->dims, dims, rank * sizeof(int64_t));
 	t->shape_known = true;
 	return 0;
 }
@@ -394,7 +395,8 @@ int cv_tensor_set_const(struct cv_tensor *t, enum cv_dtype dt, int rank, const i
 
 	if (!copy)
 		return -1;
-	memcpy(copy, data, bytes);
+	if (bytes)
+		memcpy(copy, data, bytes);
 	free(t->data);
 	t->data = copy;
 	t->dtype = dt;

@@ -115,7 +115,7 @@ static int load_tensor(struct cv_tensor *t, const Onnx__TensorProto *p, const ch
 			((int64_t *)buf)[i] = v;
 		}
 		dt = CV_I64;
-	} else {
+	} else if (n) {
 		memcpy(buf, src, (size_t)n * esz);
 	}
 	if (dt == CV_F32 && finite_check(name, buf, n, d)) {
@@ -149,14 +149,16 @@ static int read_attr(struct cv_graph *g, struct cv_node *n, const Onnx__Attribut
 			return -1;
 		}
 		a->type = CV_ATTR_INTS, a->n_ints = (int)p->n_ints;
-		memcpy(a->ints, p->ints, p->n_ints * sizeof(int64_t));
+		if (p->n_ints)
+			memcpy(a->ints, p->ints, p->n_ints * sizeof(int64_t));
 		break;
 	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING:
 		a->type = CV_ATTR_STRING;
 		a->s = calloc(1, p->s.len + 1);
 		if (!a->s)
 			return -1;
-		memcpy(a->s, p->s.data, p->s.len);
+		if (p->s.len)
+			memcpy(a->s, p->s.data, p->s.len);
 		break;
 	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: {
 		int t = p->t ? cv_graph_anon_tensor(g) : -1;

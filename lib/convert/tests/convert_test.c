@@ -119,8 +119,28 @@ static int run_concat(const struct cv_graph *g, const float *in, float *out, str
 	return cv_exec(g, ins, outs, d);
 }
 
-static void test_model(const char *dir, const char *name)
+/* The prepared graph as "Op:act,Op,..." in graph order, to check the passes. */
+static void signature(const struct cv_graph *g, char *buf, size_t len)
 {
+	static const char *const acts[] = { "", ":relu", ":relu6", ":leaky" };
+	int order[256], n;
+	struct cv_diag d = { 0 };
+	size_t used = 0;
+
+	buf[0] = 0;
+	n = g->n_nodes <= 256 ? cv_graph_topo_order(g, order, &d) : -1;
+	for (int i = 0; i < n && used < len; i++) {
+		const struct cv_node *nd = &g->nodes[order[i]];
+
+		used += snprintf(buf + used, len - used, "%s%s%s%s", i ? "," : "",
+				 cv_op_name(nd->op), acts[nd->act], nd->on_cpu ? "@cpu" : "");
+	}
+	cv_diag_free(&d);
+}
+
+static void test_model(const char *dir, const char *name, const char *want_sig)
+{
+	char sig[2048];
 	char path[1024];
 	struct cv_diag d = { 0 };
 	size_t in_len = 0, ref_len = 0;
@@ -149,10 +169,15 @@ static void test_model(const char *dir, const char *name)
 		}
 		ok = worst <= MAX_REL_ERR;
 	}
-	tap(ok, "%s: float executor against PyTorch, max relative error %.2e (%d nodes after passes)",
-	    name, worst, g ? g->n_nodes : -1);
+	tap(ok, "%s: float executor against PyTorch, max relative error %.2e", name, worst);
 	if (!ok)
 		diag_print(&d);
+	if (g)
+		signature(g, sig, sizeof(sig));
+	tap(g && !strcmp(sig, want_sig), "%s: graph after the passes is %s", name,
+	    g ? sig : "(none)");
+	if (g && strcmp(sig, want_sig))
+		printf("#   expected %s\n", want_sig);
 	cv_diag_free(&d);
 	cv_graph_free(g);
 	free(in);
@@ -160,9 +185,10 @@ static void test_model(const char *dir, const char *name)
 	free(out);
 }
 
-static void test_digits(const char *dir, const char *onnx, int count, double torch_top1)
+static void test_digits(const char *dir, const char *onnx, int count, double torch_top1,
+			const char *want_sig)
 {
-	char path[1024];
+	char path[1024], sig[2048] = "";
 	struct cv_diag d = { 0 };
 	size_t in_len = 0, ref_len = 0, lab_len = 0;
 	struct cv_graph *g = load_prepared(onnx, &d);
@@ -195,8 +221,10 @@ static void test_digits(const char *dir, const char *onnx, int count, double tor
 		}
 		ok = ran == count && worst <= MAX_REL_ERR;
 	}
-	tap(ok, "digits: %d test images against PyTorch, max relative error %.2e (%d nodes after passes)",
-	    count, worst, g ? g->n_nodes : -1);
+	tap(ok, "digits: %d test images against PyTorch, max relative error %.2e", count, worst);
+	if (g)
+		signature(g, sig, sizeof(sig));
+	tap(!strcmp(sig, want_sig), "digits: graph after the passes is %s", sig);
 	if (!ok)
 		diag_print(&d);
 	double top1 = count ? 100.0 * right / count : 0;
@@ -333,15 +361,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	while (fgets(line, sizeof(line), f)) {
-		char name[256];
+		char name[256], sig[2048];
 		int count;
 		double top1;
 
 		line[strcspn(line, "\n")] = 0;
-		if (sscanf(line, "model %255s", name) == 1)
-			test_model(argv[1], name);
-		else if (sscanf(line, "digits %d %lf", &count, &top1) == 2)
-			test_digits(argv[1], argv[2], count, top1);
+		if (sscanf(line, "model %255s %2047s", name, sig) == 2)
+			test_model(argv[1], name, sig);
+		else if (sscanf(line, "digits %d %lf %2047s", &count, &top1, sig) == 3)
+			test_digits(argv[1], argv[2], count, top1, sig);
 		else if (!strncmp(line, "bad ", 4))
 			test_bad(argv[1], line + 4);
 	}

@@ -6,10 +6,10 @@
   clean-up case, each with a seeded input (NAME.in) and PyTorch's own output
   (NAME.ref), raw little-endian float32;
 - the digits test split with PyTorch's logits for the committed digits.onnx
-  (the model is rebuilt from the ONNX weights by onnx2torch-free means: the
-  same DigitsNet class, weights loaded from the file's initializers);
+  (train.py's DigitsNet class with the weights read back from the file);
 - malformed models made with onnx.helper, each with the error text expected.
-cases.txt lists them: "model NAME", "digits N", "bad NAME|substring|...".
+cases.txt lists them: "model NAME GRAPH", "digits N TOP1 GRAPH",
+"bad NAME|substring|..." (GRAPH: what the passes must leave, see convert_test).
 """
 import json
 import os
@@ -27,7 +27,8 @@ OUT = sys.argv[1]
 cases = []
 
 
-def export(name, model, shape, opset=13, fold=True, preserve=False, inputs=1):
+def export(name, sig, model, shape, opset=13, fold=True, preserve=False, inputs=1):
+    """sig: the graph the passes must leave, "Op:fused-activation,..." in order."""
     torch.manual_seed(len(name))
     model.eval()
     with torch.no_grad():
@@ -49,7 +50,7 @@ def export(name, model, shape, opset=13, fold=True, preserve=False, inputs=1):
         os.path.join(OUT, name + ".in"))
     np.concatenate([t.numpy().ravel() for t in ys]).astype("<f4").tofile(
         os.path.join(OUT, name + ".ref"))
-    cases.append(f"model {name}")
+    cases.append(f"model {name} {sig}")
 
 
 class Seq(torch.nn.Module):
@@ -106,40 +107,104 @@ class TwoInputs(torch.nn.Module):
 
 def models():
     nn = torch.nn
-    export("conv_bn_relu", Seq(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU()),
+    export("conv_bn_relu", "Conv:relu",
+           Seq(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU()),
            (2, 3, 9, 9), preserve=True)
-    export("bn_standalone", Seq(nn.BatchNorm2d(3), nn.MaxPool2d(2), nn.BatchNorm2d(3)),
+    export("bn_standalone", "ChannelAffine,MaxPool,ChannelAffine",
+           Seq(nn.BatchNorm2d(3), nn.MaxPool2d(2), nn.BatchNorm2d(3)),
            (1, 3, 8, 8), preserve=True)
     export_zero_var(Seq(nn.Conv2d(2, 4, 3), nn.BatchNorm2d(4)))
-    export("pad_conv_asym", PadConv(), (1, 3, 7, 8))
-    export("flatten_gemm", Seq(nn.Conv2d(3, 4, 3, stride=2), nn.Flatten(), nn.Linear(36, 10)),
+    export("pad_conv_asym", "Conv",
+           PadConv(), (1, 3, 7, 8))
+    export("flatten_gemm", "Conv,FullyConnected",
+           Seq(nn.Conv2d(3, 4, 3, stride=2), nn.Flatten(), nn.Linear(36, 10)),
            (1, 3, 7, 7))
-    export("reshape_chain", ReshapeChain(), (1, 3, 6, 6), fold=False)
-    export("relu6", Seq(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU6()), (1, 3, 6, 6))
-    export("clip_other", Seq(nn.Conv2d(3, 4, 1), nn.Hardtanh(-0.5, 0.25)), (1, 3, 5, 5))
-    export("leaky", Seq(nn.Conv2d(3, 8, 3), nn.LeakyReLU(0.2)), (1, 3, 6, 6))
-    export("avgpool_incl", nn.AvgPool2d(3, 2, padding=1, count_include_pad=True), (1, 2, 7, 8))
-    export("avgpool_excl", nn.AvgPool2d(3, 2, padding=1, count_include_pad=False), (1, 2, 7, 8))
-    export("avgpool_ceil_incl", nn.AvgPool2d(3, 2, padding=1, ceil_mode=True,
-                                             count_include_pad=True), (1, 2, 8, 8))
-    export("avgpool_ceil_excl", nn.AvgPool2d(3, 2, padding=1, ceil_mode=True,
-                                             count_include_pad=False), (1, 2, 8, 8))
-    export("maxpool_ceil", nn.MaxPool2d(3, 2, padding=1, ceil_mode=True), (1, 2, 8, 9))
-    export("grouped_conv", Seq(nn.Conv2d(4, 6, 3, groups=2, stride=2, padding=1)),
+    export("reshape_chain", "Conv,FullyConnected",
+           ReshapeChain(), (1, 3, 6, 6), fold=False)
+    export("relu6", "Conv:relu6",
+           Seq(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU6()), (1, 3, 6, 6))
+    export("clip_other", "Conv,Clip",
+           Seq(nn.Conv2d(3, 4, 1), nn.Hardtanh(-0.5, 0.25)), (1, 3, 5, 5))
+    export("leaky", "Conv:leaky",
+           Seq(nn.Conv2d(3, 8, 3), nn.LeakyReLU(0.2)), (1, 3, 6, 6))
+    export("avgpool_incl", "AveragePool",
+           nn.AvgPool2d(3, 2, padding=1, count_include_pad=True), (1, 2, 7, 8))
+    export("avgpool_excl", "AveragePool",
+           nn.AvgPool2d(3, 2, padding=1, count_include_pad=False), (1, 2, 7, 8))
+    export("avgpool_ceil_incl", "AveragePool",
+           nn.AvgPool2d(3, 2, padding=1, ceil_mode=True, count_include_pad=True),
+           (1, 2, 8, 8))
+    export("avgpool_ceil_excl", "AveragePool",
+           nn.AvgPool2d(3, 2, padding=1, ceil_mode=True, count_include_pad=False),
+           (1, 2, 8, 8))
+    export("maxpool_ceil", "MaxPool",
+           nn.MaxPool2d(3, 2, padding=1, ceil_mode=True), (1, 2, 8, 9))
+    export("grouped_conv", "Conv",
+           Seq(nn.Conv2d(4, 6, 3, groups=2, stride=2, padding=1)),
            (1, 4, 9, 9))
-    export("depthwise", Seq(nn.Conv2d(6, 6, 3, groups=6, padding=1), nn.ReLU6(),
-                            nn.Conv2d(6, 12, 5, groups=6, stride=2, padding=2)), (1, 6, 10, 10))
-    export("branches", Branches(), (1, 4, 5, 5))
-    export("gap_softmax", Seq(nn.Conv2d(3, 10, 3), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
-                              nn.Softmax(1)), (1, 3, 6, 6))
-    export("two_inputs", TwoInputs(), (1, 3, 5, 5), inputs=2)
-    export("dropout_identity", Seq(nn.Conv2d(3, 4, 3), nn.Dropout(0.3), nn.Identity(),
-                                   nn.Flatten(), nn.Linear(36, 4)), (1, 3, 5, 5))
+    export("depthwise", "Conv:relu6,Conv",
+           Seq(nn.Conv2d(6, 6, 3, groups=6, padding=1), nn.ReLU6(),
+               nn.Conv2d(6, 12, 5, groups=6, stride=2, padding=2)), (1, 6, 10, 10))
+    export("branches", "Conv,Conv,Add,Relu,Mul,Concat,FullyConnected,GlobalAveragePool,"
+           "Flatten,Sigmoid@cpu,Softmax@cpu",
+           Branches(), (1, 4, 5, 5))
+    export("gap_softmax", "Conv,GlobalAveragePool,Flatten,Softmax@cpu",
+           Seq(nn.Conv2d(3, 10, 3), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Softmax(1)),
+           (1, 3, 6, 6))
+    export("two_inputs", "Conv,Add:relu,Mul",
+           TwoInputs(), (1, 3, 5, 5), inputs=2)
+    export("dropout_identity", "Conv,FullyConnected",
+           Seq(nn.Conv2d(3, 4, 3), nn.Dropout(0.3), nn.Identity(), nn.Flatten(),
+               nn.Linear(36, 4)), (1, 3, 5, 5))
     # Older opsets: Clip, Pad, Unsqueeze and Softmax take attributes.
-    export("opset9_chain", ReshapeChain(), (1, 3, 6, 6), opset=9, fold=False)
-    export("opset9_pad_relu6", Seq(PadConv(), nn.ReLU6()), (1, 3, 7, 8), opset=9)
-    export("opset11_softmax", Seq(nn.Conv2d(3, 4, 1), nn.Flatten(), nn.Softmax(1)),
+    export("opset9_chain", "Conv,FullyConnected",
+           ReshapeChain(), (1, 3, 6, 6), opset=9, fold=False)
+    export("opset9_pad_relu6", "Conv:relu6",
+           Seq(PadConv(), nn.ReLU6()), (1, 3, 7, 8), opset=9)
+    export("opset11_softmax", "Conv,Flatten,Softmax@cpu",
+           Seq(nn.Conv2d(3, 4, 1), nn.Flatten(), nn.Softmax(1)),
            (2, 3, 2, 2), opset=11)
+    helper_made()
+
+
+def helper_made():
+    """What torch does not export: Gemm with transB=0, alpha, beta and a
+    broadcast C; Conv with auto_pad SAME_UPPER (asymmetric) at opset 17; a
+    Slice of constants folded into a Concat input.
+    The reference is still PyTorch, from its functional ops."""
+    rs = np.random.RandomState(7)
+    x = rs.randn(1, 3, 6, 7).astype(np.float32)
+    w = rs.randn(4, 3, 2, 2).astype(np.float32)
+    b = rs.randn(10, 5).astype(np.float32)
+    c = rs.randn(1, 5).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="same", auto_pad="SAME_UPPER",
+                              strides=[2, 2]),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("GlobalAveragePool", ["r"], ["g"], name="gap"),
+             helper.make_node("Flatten", ["g"], ["f"], name="flat"),
+             helper.make_node("Slice", ["k3", "s0", "s1", "ax"], ["kk"], name="cut"),
+             helper.make_node("Concat", ["f", "f", "kk"], ["f2"], name="cat", axis=1),
+             helper.make_node("Gemm", ["f2", "b", "cc"], ["y"], name="gemm", alpha=0.5,
+                              beta=2.0)]
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b"),
+             numpy_helper.from_array(c, "cc"),
+             numpy_helper.from_array(np.ones((1, 6), np.float32), "k3"),
+             numpy_helper.from_array(np.array([1], np.int64), "s0"),
+             numpy_helper.from_array(np.array([3], np.int64), "s1"),
+             numpy_helper.from_array(np.array([1], np.int64), "ax")]
+    graph = helper.make_graph(nodes, "g", [vi("x", [1, 3, 6, 7])], [vi("y", [1, 5])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, os.path.join(OUT, "gemm_same_opset17.onnx"))
+    t = torch.from_numpy
+    xp = F.pad(t(x), (0, 1, 0, 1))      # SAME_UPPER: the extra row/column at the end
+    r = torch.relu(F.conv2d(xp, t(w), stride=2))
+    f = r.mean((2, 3))
+    f2 = torch.cat([f, f, t(np.ones((1, 2), np.float32))], 1)
+    y = 0.5 * f2 @ t(b) + 2.0 * t(c)
+    x.astype("<f4").tofile(os.path.join(OUT, "gemm_same_opset17.in"))
+    y.numpy().astype("<f4").tofile(os.path.join(OUT, "gemm_same_opset17.ref"))
+    cases.append("model gemm_same_opset17 Conv:relu,GlobalAveragePool,Flatten,Concat,"
+                 "FullyConnected")
 
 
 class PadConv(torch.nn.Module):
@@ -154,7 +219,7 @@ class PadConv(torch.nn.Module):
 
 
 def export_zero_var(model):
-    export("bn_zero_var", model, (1, 2, 6, 6), preserve=True)
+    export("bn_zero_var", "Conv", model, (1, 2, 6, 6), preserve=True)
     m = onnx.load(os.path.join(OUT, "bn_zero_var.onnx"))
     for init in m.graph.initializer:   # a zero variance is valid: epsilon applies
         if "running_var" in init.name:
@@ -187,7 +252,8 @@ def digits():
     logits.astype("<f4").tofile(os.path.join(OUT, "digits.ref"))
     y[test].astype("<i4").tofile(os.path.join(OUT, "digits.labels"))
     acc = float((logits.argmax(1) == y[test]).mean())
-    cases.append(f"digits {len(test)} {100 * acc:.2f}")
+    cases.append(f"digits {len(test)} {100 * acc:.2f} "
+                 "Conv:relu,Conv:relu,MaxPool,Conv:relu,AveragePool,FullyConnected")
 
 
 def save_bad(name, graph, expect, opset=13):
