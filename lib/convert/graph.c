@@ -113,17 +113,58 @@ void cv_graph_free(struct cv_graph *g)
 	}
 	free(g->nodes);
 	free(g->tensors);
+	free(g->name_hash);
 	free(g->inputs);
 	free(g->outputs);
 	free(g);
 }
 
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h;
+}
+
 int cv_graph_find(const struct cv_graph *g, const char *name)
 {
-	for (int i = 0; i < g->n_tensors; i++)
-		if (g->tensors[i].name && !strcmp(g->tensors[i].name, name))
-			return i;
-	return -1;
+	if (!g->hash_cap)
+		return -1;
+	for (uint32_t i = name_hash(name);; i++) {
+		int t = g->name_hash[i & (g->hash_cap - 1)];
+
+		if (t < 0)
+			return -1;
+		if (!strcmp(g->tensors[t].name, name))
+			return t;
+	}
+}
+
+/* Keeps the table at most half full: lookups stay short on big files. */
+static int hash_insert(struct cv_graph *g, int t)
+{
+	if (2 * (g->n_tensors + 1) > g->hash_cap) {
+		int cap = g->hash_cap ? 2 * g->hash_cap : 256;
+		int *h = malloc(cap * sizeof(int));
+
+		if (!h)
+			return -1;
+		memset(h, 0xff, cap * sizeof(int));
+		free(g->name_hash);
+		g->name_hash = h;
+		g->hash_cap = cap;
+		for (int k = 0; k < g->n_tensors; k++)
+			if (g->tensors[k].name && k != t)
+				hash_insert(g, k);
+	}
+	uint32_t i = name_hash(g->tensors[t].name);
+
+	while (g->name_hash[i & (g->hash_cap - 1)] >= 0)
+		i++;
+	g->name_hash[i & (g->hash_cap - 1)] = t;
+	return 0;
 }
 
 static int add_tensor(struct cv_graph *g, const char *name)
@@ -146,6 +187,10 @@ static int add_tensor(struct cv_graph *g, const char *name)
 	t->producer = -1;
 	if (name && !(t->name = strdup(name)))
 		return -1;
+	if (name && hash_insert(g, g->n_tensors)) {
+		free(t->name);
+		return -1;
+	}
 	return g->n_tensors++;
 }
 
@@ -242,71 +287,91 @@ int cv_graph_consumers(const struct cv_graph *g, int tensor, int *first)
 	return count;
 }
 
-/*
- * Kahn's algorithm over live nodes. A node whose input is produced by no node
- * and is neither a graph input nor a constant is a missing tensor; nodes left
- * over are on a cycle. Both are reported by name.
- */
-int cv_graph_topo_order(const struct cv_graph *g, int *order, struct cv_diag *d)
+/* Each missing input named; returns how many. */
+static int report_missing(const struct cv_graph *g, struct cv_diag *d)
 {
-	int *pending = calloc(g->n_nodes ? g->n_nodes : 1, sizeof(int));
-	char *ready = calloc(g->n_tensors ? g->n_tensors : 1, 1);
-	int done = 0, bad = 0;
+	int bad = 0;
 
-	if (!pending || !ready) {
-		free(pending);
-		free(ready);
-		cv_diag_add(d, "out of memory");
-		return -1;
-	}
-	for (int t = 0; t < g->n_tensors; t++)
-		ready[t] = g->tensors[t].is_input || g->tensors[t].data;
 	for (int i = 0; i < g->n_nodes; i++) {
 		const struct cv_node *n = &g->nodes[i];
 
-		if (n->dead)
-			continue;
-		for (int k = 0; k < n->n_in; k++) {
-			int t = n->in[k];
+		for (int k = 0; k < n->n_in && !n->dead; k++) {
+			const struct cv_tensor *t = n->in[k] >= 0 ? &g->tensors[n->in[k]] : NULL;
 
-			if (t < 0 || ready[t])
+			if (!t || t->is_input || t->data || t->producer >= 0)
 				continue;
-			if (g->tensors[t].producer < 0) {
-				cv_diag_node(d, n, "input '%s' is not produced by any node, "
-					     "not a graph input and not an initializer",
-					     g->tensors[t].name ? g->tensors[t].name : "?");
-				bad = 1;
-			}
+			cv_diag_node(d, n, "input '%s' is not produced by any node, "
+				     "not a graph input and not an initializer",
+				     t->name ? t->name : "?");
+			bad++;
 		}
 	}
-	/* Repeated sweeps: simple, and graphs here are small. */
-	for (int progress = 1; progress && !bad;) {
-		progress = 0;
-		for (int i = 0; i < g->n_nodes; i++) {
-			const struct cv_node *n = &g->nodes[i];
-			int ok = 1;
+	return bad;
+}
 
-			if (n->dead || pending[i])
+/*
+ * Kahn's algorithm over live nodes, O(nodes + edges): a node is ready when
+ * the producers of all its inputs have run. Nodes never ready are on a cycle
+ * (or fed by one) and are named. Deterministic: the ready nodes in file
+ * order, then breadth first.
+ */
+int cv_graph_topo_order(const struct cv_graph *g, int *order, struct cv_diag *d)
+{
+	int nn = g->n_nodes, edges = 0, head = 0, done = 0, bad;
+	int *waiting = calloc(nn + 1, sizeof(int)), *first = calloc(nn + 2, sizeof(int));
+	int *users = NULL;
+
+	if (report_missing(g, d))
+		bad = 1;
+	else
+		bad = !waiting || !first;
+	for (int i = 0; i < nn && !bad; i++)
+		for (int k = 0; k < g->nodes[i].n_in; k++) {
+			int t = g->nodes[i].in[k], p = t >= 0 ? g->tensors[t].producer : -1;
+
+			if (g->nodes[i].dead || p < 0 || g->tensors[t].data || g->tensors[t].is_input)
 				continue;
-			for (int k = 0; k < n->n_in && ok; k++)
-				ok = n->in[k] < 0 || ready[n->in[k]];
-			if (!ok)
+			waiting[i]++;
+			first[p + 1]++;	/* counts per producer, made offsets below */
+			edges++;
+		}
+	if (!bad && !(users = malloc((edges + 1) * sizeof(int))))
+		bad = 1;
+	for (int i = 0; i < nn && !bad; i++)
+		first[i + 1] += first[i];
+	int *fill = bad ? NULL : calloc(nn + 1, sizeof(int));
+
+	for (int i = 0; i < nn && fill; i++)
+		for (int k = 0; k < g->nodes[i].n_in; k++) {
+			int t = g->nodes[i].in[k], p = t >= 0 ? g->tensors[t].producer : -1;
+
+			if (g->nodes[i].dead || p < 0 || g->tensors[t].data || g->tensors[t].is_input)
 				continue;
-			pending[i] = 1;
+			users[first[p] + fill[p]++] = i;
+		}
+	for (int i = 0; i < nn && fill; i++)
+		if (!g->nodes[i].dead && !waiting[i])
 			order[done++] = i;
-			for (int o = 0; o < n->n_out; o++)
-				if (n->out[o] >= 0)
-					ready[n->out[o]] = 1;
-			progress = 1;
-		}
+	while (fill && head < done) {
+		int p = order[head++];
+
+		for (int u = first[p]; u < first[p + 1]; u++)
+			if (--waiting[users[u]] == 0)
+				order[done++] = users[u];
 	}
-	for (int i = 0; i < g->n_nodes && !bad; i++)
-		if (!g->nodes[i].dead && !pending[i]) {
+	for (int i = 0; i < nn && fill; i++)
+		if (!g->nodes[i].dead && waiting[i]) {
 			cv_diag_node(d, &g->nodes[i], "on a cycle (or fed by one)");
-			bad = 2;
+			bad = 1;
 		}
-	free(pending);
-	free(ready);
+	if (!fill && !bad)
+		bad = 1;
+	if (bad && !d->count)
+		cv_diag_add(d, "out of memory ordering the graph");
+	free(fill);
+	free(users);
+	free(waiting);
+	free(first);
 	return bad ? -1 : done;
 }
 

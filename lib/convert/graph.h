@@ -85,6 +85,8 @@ struct cv_graph {
 	struct cv_node *nodes;
 	int n_tensors, cap_tensors;
 	struct cv_tensor *tensors;
+	int *name_hash;		/* open addressing over tensor indices, -1 empty */
+	int hash_cap;
 	int n_inputs, n_outputs;
 	int *inputs, *outputs;	/* tensor indices, in the file's order */
 };

@@ -134,6 +134,10 @@ static int read_attr(struct cv_graph *g, struct cv_node *n, const Onnx__Attribut
 {
 	struct cv_attr *a = &n->attrs[n->n_attrs];
 
+	if (!p->name || !*p->name) {
+		cv_diag_node(d, n, "attribute without a name");
+		return -1;
+	}
 	memset(a, 0, sizeof(*a));
 	switch (p->type) {
 	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
@@ -175,6 +179,51 @@ static int read_attr(struct cv_graph *g, struct cv_node *n, const Onnx__Attribut
 	if (!a->name)
 		return -1;
 	n->n_attrs++;
+	return 0;
+}
+
+/* Inputs an op cannot do without (opset-dependent where they moved). */
+static int required_inputs(const struct cv_graph *g, enum cv_op op)
+{
+	switch (op) {
+	case CV_OP_CONV: case CV_OP_GEMM: case CV_OP_MATMUL: case CV_OP_ADD: case CV_OP_SUB:
+	case CV_OP_MUL: case CV_OP_DIV: case CV_OP_RESHAPE: case CV_OP_GATHER:
+		return 2;
+	case CV_OP_BATCHNORM:
+		return 5;
+	case CV_OP_PAD:
+		return g->opset >= 11 ? 2 : 1;
+	case CV_OP_UNSQUEEZE:
+		return g->opset >= 13 ? 2 : 1;
+	case CV_OP_SLICE:
+		return g->opset >= 10 ? 3 : 1;
+	case CV_OP_CONSTANT:
+	case CV_OP_UNKNOWN:
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+/*
+ * Every pass and the executor may then rely on a known op's required inputs
+ * and first output being there (Concat: all its inputs).
+ */
+static int check_arity(const struct cv_graph *g, const struct cv_node *n, struct cv_diag *d)
+{
+	int need = n->op == CV_OP_CONCAT ? n->n_in : required_inputs(g, n->op);
+
+	if (n->op == CV_OP_UNKNOWN)
+		return 0;
+	for (int i = 0; i < need; i++)
+		if (i >= n->n_in || n->in[i] < 0) {
+			cv_diag_node(d, n, "input %d is required", i);
+			return -1;
+		}
+	if (n->out[0] < 0 || (n->op == CV_OP_CONCAT && n->n_in == 0)) {
+		cv_diag_node(d, n, "needs an output and its inputs");
+		return -1;
+	}
 	return 0;
 }
 
@@ -220,13 +269,18 @@ static int read_node(struct cv_graph *g, const Onnx__NodeProto *p, int idx, stru
 		}
 		g->tensors[t].producer = idx;
 	}
-	return 0;
+	return check_arity(g, n, d);
 }
 
 static int read_input(struct cv_graph *g, const Onnx__ValueInfoProto *v, struct cv_diag *d)
 {
-	int t = cv_graph_find(g, v->name);
 	int64_t dims[CV_MAX_RANK];
+
+	if (!v->name || !*v->name) {
+		cv_diag_add(d, "graph input without a name");
+		return -1;
+	}
+	int t = cv_graph_find(g, v->name);
 
 	if (t >= 0 && g->tensors[t].data)
 		return 0;	/* an initializer listed as input (IR < 4): a constant */
@@ -321,10 +375,11 @@ static int read_graph(struct cv_graph *g, const Onnx__GraphProto *gp, struct cv_
 		return -1;
 	}
 	for (size_t i = 0; i < gp->n_output; i++) {
-		int t = cv_graph_find(g, gp->output[i]->name);
+		const char *name = gp->output[i]->name ? gp->output[i]->name : "";
+		int t = cv_graph_find(g, name);
 
 		if (t < 0 || (g->tensors[t].producer < 0 && !g->tensors[t].is_input)) {
-			cv_diag_add(d, "graph output '%s' is produced by no node", gp->output[i]->name);
+			cv_diag_add(d, "graph output '%s' is produced by no node", name);
 			return -1;
 		}
 		g->tensors[t].is_output = true;

@@ -374,12 +374,66 @@ static int infer_cast(struct cv_graph *g, struct cv_node *n, struct cv_diag *d)
 	return set_out(g, n, 0, to == 1 ? CV_F32 : CV_I64, x->rank, x->dims, d);
 }
 
+/* Ops that compute on float values take float inputs only. */
+static bool float_only(enum cv_op op)
+{
+	switch (op) {
+	case CV_OP_CONV: case CV_OP_GEMM: case CV_OP_MATMUL: case CV_OP_FC:
+	case CV_OP_MAXPOOL: case CV_OP_AVGPOOL: case CV_OP_GLOBALAVGPOOL: case CV_OP_RELU:
+	case CV_OP_CLIP: case CV_OP_LEAKYRELU: case CV_OP_SIGMOID: case CV_OP_BATCHNORM:
+	case CV_OP_CHANNEL_AFFINE: case CV_OP_SOFTMAX:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Type rules: float ops take float; element-wise ops and Concat one type. */
+static int check_types(struct cv_graph *g, const struct cv_node *n, struct cv_diag *d)
+{
+	bool same = n->op == CV_OP_ADD || n->op == CV_OP_SUB || n->op == CV_OP_MUL ||
+		    n->op == CV_OP_DIV || n->op == CV_OP_CONCAT;
+
+	for (int i = 0; i < n->n_in; i++) {
+		const struct cv_tensor *t = in_t(g, n, i);
+
+		if (!t || (!float_only(n->op) && !same))
+			continue;
+		if ((float_only(n->op) && t->dtype != CV_F32) ||
+		    (same && t->dtype != g->tensors[n->in[0]].dtype)) {
+			cv_diag_node(d, n, "input %d has the wrong element type", i);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* BatchNormalization's four vectors, ChannelAffine's two: one per channel. */
+static int check_channel_params(struct cv_graph *g, const struct cv_node *n, struct cv_diag *d)
+{
+	int want = n->op == CV_OP_BATCHNORM ? 5 : 3;
+	int64_t c = in_t(g, n, 0)->dims[1];
+
+	for (int i = 1; i < want; i++) {
+		const struct cv_tensor *t = in_t(g, n, i);
+
+		if (n->n_in < want || !t || !t->shape_known || t->rank != 1 || t->dims[0] != c) {
+			cv_diag_node(d, n, "parameter %d is not a vector of %lld channels", i,
+				     (long long)c);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int cv_infer_node(struct cv_graph *g, struct cv_node *n, struct cv_diag *d)
 {
 	const struct cv_tensor *x = in_t(g, n, 0);
 
 	if (!x || !x->shape_known)
 		return 1;
+	if (check_types(g, n, d))
+		return -1;
 	switch (n->op) {
 	case CV_OP_CONV:
 		return infer_conv(g, n, d);
@@ -421,6 +475,8 @@ int cv_infer_node(struct cv_graph *g, struct cv_node *n, struct cv_diag *d)
 			cv_diag_node(d, n, "input needs a channel dimension");
 			return -1;
 		}
+		if (check_channel_params(g, n, d))
+			return -1;
 		return same_as_input(g, n, d);
 	case CV_OP_RELU:
 	case CV_OP_CLIP:

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * convert_test REFDIR DIGITS_ONNX: the converter's host test, TAP output.
+ * CONVERT_FUZZ_ITERATIONS sets the number of mutants of each test model
+ * (100; digits.onnx gets four times as many).
  * REFDIR is what make_refs.py wrote: models with PyTorch's outputs, the
  * digits test split, malformed models with the errors they must give. Also
  * truncates, replaces and mutates digits.onnx itself (seeded) to check that
@@ -299,7 +301,7 @@ static void test_broken_bytes(const char *onnx)
 {
 	size_t len = 0;
 	uint8_t *orig = read_all(onnx, &len);
-	int refused = 0, tries = 0, stages[3] = { 0 };
+	int refused = 0, tries = 0;
 
 	if (!orig) {
 		tap(0, "read %s", onnx);
@@ -326,10 +328,18 @@ static void test_broken_bytes(const char *onnx)
 		free(buf);
 	}
 	tap(refused == tries, "random bytes: %d of %d buffers refused with an error", refused, tries);
-	/* Mutations: any outcome but a crash (or a sanitizer report) is fine. */
-	uint8_t *buf = malloc(len);
+	free(orig);
+}
 
-	for (int k = 0; k < 400 && buf; k++) {
+/* Seeded mutations of one file: any outcome but a crash (or a sanitizer
+ * report) is fine; the counts say how far the mutants got. */
+static void fuzz_file(const char *path, const char *label, int iterations)
+{
+	size_t len = 0;
+	uint8_t *orig = read_all(path, &len), *buf = orig ? malloc(len) : NULL;
+	int stages[3] = { 0 };
+
+	for (int k = 0; k < iterations && buf && len; k++) {
 		struct cv_diag d = { 0 };
 		int flips = 1 + next_rand() % 8;
 
@@ -339,15 +349,16 @@ static void test_broken_bytes(const char *onnx)
 		stages[try_bytes(buf, len, &d)]++;
 		cv_diag_free(&d);
 	}
-	tap(buf != NULL, "mutated digits.onnx (seeded, 400 files): %d refused by the reader, "
-	    "%d by the passes, %d ran", stages[0], stages[1], stages[2]);
+	tap(buf != NULL, "mutated %s (seeded, %d files): %d refused by the reader, "
+	    "%d by the passes, %d ran", label, iterations, stages[0], stages[1], stages[2]);
 	free(buf);
 	free(orig);
 }
 
 int main(int argc, char **argv)
 {
-	char path[1024], line[4096];
+	char path[1024], line[4096], *models[64];
+	int n_models = 0;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: %s REFDIR DIGITS_ONNX\n", argv[0]);
@@ -366,8 +377,11 @@ int main(int argc, char **argv)
 		double top1;
 
 		line[strcspn(line, "\n")] = 0;
-		if (sscanf(line, "model %255s %2047s", name, sig) == 2)
+		if (sscanf(line, "model %255s %2047s", name, sig) == 2) {
 			test_model(argv[1], name, sig);
+			if (n_models < 64)
+				models[n_models++] = strdup(name);
+		}
 		else if (sscanf(line, "digits %d %lf %2047s", &count, &top1, sig) == 3)
 			test_digits(argv[1], argv[2], count, top1, sig);
 		else if (!strncmp(line, "bad ", 4))
@@ -375,6 +389,16 @@ int main(int argc, char **argv)
 	}
 	fclose(f);
 	test_broken_bytes(argv[2]);
+	const char *env = getenv("CONVERT_FUZZ_ITERATIONS");
+	int iterations = env ? atoi(env) : 100;
+
+	fuzz_file(argv[2], "digits.onnx", 4 * iterations);
+	for (int i = 0; i < n_models; i++) {
+		snprintf(path, sizeof(path), "%s/%s.onnx", argv[1], models[i]);
+		fuzz_file(path, models[i], iterations);
+	}
+	for (int i = 0; i < n_models; i++)
+		free(models[i]);
 	printf("1..%d\n", test_no);
 	return failures ? 1 : 0;
 }
