@@ -1041,12 +1041,18 @@ TEST_F(api, create_mem_from_fd_shared)
 		ASSERT_EQ(0, rknn_set_io_mem(c[k], imp[k], &ia));
 	}
 	EXPECT_EQ(big->virt_addr, imp[0]->virt_addr);
-	/* Written through the second import's own mapping, read through the first's. */
-	ASSERT_EQ(0, rkaccel_to_native(self->in + IN_SIZE, ROWS, 64, imp[1]->virt_addr,
+	/*
+	 * virt_addr maps the buffer's start, the data at offset (the SDK's
+	 * rule): written through the second import's own mapping, read
+	 * through the creator's.
+	 */
+	ASSERT_NE(big->virt_addr, imp[1]->virt_addr);
+	ASSERT_EQ(0, rkaccel_to_native(self->in + IN_SIZE, ROWS, 64,
+				       (uint8_t *)imp[1]->virt_addr + imp[1]->offset,
 				       ia.size_with_stride));
 	ASSERT_EQ(0, rkaccel_to_native(self->in, ROWS, 64, big->virt_addr, ia.size_with_stride));
-	EXPECT_EQ(0, memcmp((uint8_t *)big->virt_addr + part, imp[1]->virt_addr,
-			    ia.size_with_stride));
+	EXPECT_EQ(0, memcmp((uint8_t *)big->virt_addr + part,
+			    (uint8_t *)imp[1]->virt_addr + part, ia.size_with_stride));
 	EXPECT_EQ(0, rknn_mem_sync(self->ctx, big, RKNN_MEMORY_SYNC_TO_DEVICE));
 	for (k = 0; k < 2; k++) {
 		rknn_output o = { .is_prealloc = 1, .buf = out, .size = OUT_SIZE };
