@@ -3,8 +3,8 @@
 # Host-side checks, one TAP line each: checkpatch --strict, kernel-doc, sparse
 # and W=1 builds for both arches, device-tree bindings and overlays, the
 # install file list and a DKMS-style arm64 build, the man pages, and the
-# userspace that needs no device (tools' command lines, model files) run on
-# the host. Writes "passed failed
+# userspace that needs no device (tools' command lines, model files, the ONNX
+# converter) run on the host. Writes "passed failed
 # skipped" to build/logs/host.result.
 set -uo pipefail
 
@@ -103,6 +103,8 @@ host_arch=amd64
 [ "$(uname -m)" = aarch64 ] && host_arch=arm64
 check tools_cli scripts/test-tools.sh "$build/$host_arch/bin"
 check model_file "$build/$host_arch/selftests/model_test"
+# The ONNX converter (host only): its own TAP, plain and under ASan/UBSan.
+check onnx_converter scripts/check-convert.sh
 echo "1..$n"
 echo "$pass $fail 0" > "$logs/host.result"
 [ "$fail" -eq 0 ]

@@ -20,6 +20,8 @@ version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
 lib_version=$(for f in MAJOR MINOR PATCH; do
 	sed -n "s/^#define RKACCEL_LIB_VERSION_$f[[:space:]]*//p" "$top/lib/include/rkaccel.h"
 done | paste -sd.)
+rknn_version=$(sed -n 's/^#define RKACCEL_RKNN_VERSION[[:space:]]*"\(.*\)"$/\1/p' \
+	"$top/lib/include/rknn_api.h")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -45,6 +47,7 @@ expected() {
 	echo usr/include/rknn_api.h
 	echo usr/lib/librkaccel.a
 	echo usr/lib/librkaccel-rknn.a
+	echo "usr/lib/librkaccel-rknn.so.$rknn_version"
 	echo "usr/lib/librkaccel.so.$lib_version"
 	echo usr/lib/pkgconfig/rkaccel.pc
 	(cd "$top" && ls dkms.conf kernel/Makefile kernel/Kbuild kernel/*.[ch] \
@@ -155,6 +158,65 @@ shared() {
 		"$(wc -l < "$tmp/exported") symbols exported, all of rkaccel.h, all versioned;" \
 		"a pkg-config build runs on it"
 	static_globals || return 1
+	rknn_shared || return 1
+}
+
+# The functions rknn_api.h declares: the SDK's names.
+rknn_header_syms() {
+	grep -oE '^[a-z][a-z_ *]*[ *]rknn_[a-z0-9_]+\(' "$top/lib/include/rknn_api.h" |
+		sed -E 's/.*[ *](rknn_[a-z0-9_]+)\($/\1/' | sort
+}
+
+# librkaccel-rknn.so and librknnrt.so export exactly rknn_api.h's
+# functions; librknnrt.so is installed on request only, never over an
+# existing file; a program linked with -lrknnrt needs librknnrt.so and runs
+# on the installed copy (no device needed for the refusals it calls).
+rknn_shared() {
+	local lib=$tmp/usr/lib so f
+	rknn_header_syms > "$tmp/rknn_header"
+	[ "$(wc -l < "$tmp/rknn_header")" = 23 ] ||
+		{ echo "rknn_api.h declares $(wc -l < "$tmp/rknn_header") functions, not 23"; return 1; }
+	[ ! -e "$lib/librknnrt.so" ] || { echo "librknnrt.so installed unasked"; return 1; }
+	DESTDIR=$tmp PREFIX=/usr INSTALL_LIBRKNNRT=1 "$top/scripts/install.sh" user amd64
+	for f in "librkaccel-rknn.so.$rknn_version:librkaccel-rknn.so.${rknn_version%%.*}" \
+		 "librknnrt.so:librknnrt.so"; do
+		so=$lib/${f%%:*}
+		readelf -d "$so" | grep -q "(SONAME).*\[${f#*:}\]" ||
+			{ echo "$so: no soname ${f#*:}"; return 1; }
+		nm -D --defined-only "$so" | awk '$2 != "A" { print $3 }' | sort > "$tmp/rknn_exp"
+		diff -u --label rknn_api.h --label "${f%%:*}" "$tmp/rknn_header" "$tmp/rknn_exp" ||
+			return 1
+	done
+	nm -g --defined-only "$lib/librkaccel-rknn.a" | awk 'NF == 3 { print $3 }' | sort |
+		diff -u --label rknn_api.h --label librkaccel-rknn.a "$tmp/rknn_header" - || return 1
+	echo vendor > "$tmp/vendor"
+	cp "$tmp/vendor" "$lib/librknnrt.so"
+	DESTDIR=$tmp PREFIX=/usr INSTALL_LIBRKNNRT=1 "$top/scripts/install.sh" user amd64 2>/dev/null
+	cmp -s "$tmp/vendor" "$lib/librknnrt.so" || { echo "librknnrt.so overwritten"; return 1; }
+	rm "$lib/librknnrt.so"
+	DESTDIR=$tmp PREFIX=/usr INSTALL_LIBRKNNRT=1 "$top/scripts/install.sh" user amd64
+	cat > "$tmp/r.c" <<-'EOF'
+	#include <stdio.h>
+	#include <rknn_api.h>
+
+	int main(void)
+	{
+		rknn_context ctx = 0;
+		int ret = rknn_init(&ctx, "/nonexistent.rkml", 0, 0, NULL);
+
+		printf("%d %s\n", ret, get_type_string(RKNN_TENSOR_INT8));
+		return rknn_create_mem_from_phys(0, 0, NULL, 64) != NULL;
+	}
+	EOF
+	gcc -std=c11 -Wall -Werror -o "$tmp/r" "$tmp/r.c" -I"$tmp/usr/include" -L"$lib" \
+		-Wl,-rpath-link,"$lib" -lrknnrt
+	readelf -d "$tmp/r" | grep -q "(NEEDED).*\[librknnrt.so\]" ||
+		{ echo "the program does not need librknnrt.so"; return 1; }
+	[ "$(LD_LIBRARY_PATH=$lib "$tmp/r" 2>/dev/null)" = "-6 INT8" ] ||
+		{ echo "the -lrknnrt program did not run on librknnrt.so"; return 1; }
+	echo "librkaccel-rknn.so.$rknn_version and librknnrt.so: 23 functions of rknn_api.h" \
+		"exported, sonames right; librknnrt.so only on request, not over a vendor's;" \
+		"a -lrknnrt program runs on it"
 }
 
 # librkaccel.a: its globals are rkaccel.h's functions alone, so a static

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Install what make built for ARCH, honouring DESTDIR and PREFIX:
 #   install.sh user ARCH      libraries (static, and shared when built), headers,
-#                             pkg-config file, tools, man pages
+#                             pkg-config file, tools, man pages; with
+#                             INSTALL_LIBRKNNRT=1 also librknnrt.so (rknn.rst)
 #   install.sh module ARCH    rkaccel.ko (what a board loads) and rkaccel_sim.ko
 #                             (the simulated NPU) under /lib/modules/<kver>/updates
 #   install.sh dkms           the module source under /usr/src for DKMS
@@ -36,12 +37,32 @@ pc_file() {
 	EOF
 }
 
+# librkaccel-rknn.so.X.Y.Z with its links; with INSTALL_LIBRKNNRT=1 also
+# librknnrt.so (soname librknnrt.so) for programs linked with -lrknnrt,
+# never over a file or link of that name already there (a vendor's copy).
+rknn_shared() {
+	local out=$1 d=$2 v
+	v=$(sed -n 's/^#define RKACCEL_RKNN_VERSION[[:space:]]*"\(.*\)"$/\1/p' \
+		"$top/lib/include/rknn_api.h")
+	[ -f "$out/lib/librkaccel-rknn.so.$v" ] || return 0
+	install -D -m 0755 "$out/lib/librkaccel-rknn.so.$v" "$d/lib/librkaccel-rknn.so.$v"
+	ln -sf "librkaccel-rknn.so.$v" "$d/lib/librkaccel-rknn.so.${v%%.*}"
+	ln -sf "librkaccel-rknn.so.${v%%.*}" "$d/lib/librkaccel-rknn.so"
+	[ "${INSTALL_LIBRKNNRT:-0}" = 1 ] || return 0
+	if [ -e "$d/lib/librknnrt.so" ] || [ -L "$d/lib/librknnrt.so" ]; then
+		echo "install.sh: $d/lib/librknnrt.so exists: left as it is" >&2
+		return 0
+	fi
+	install -m 0755 "$out/lib/librknnrt.so" "$d/lib/librknnrt.so"
+}
+
 user() {
 	local out=$build/$1 d=$destdir$prefix t
 	install -D -m 0644 "$out/lib/librkaccel.a" "$d/lib/librkaccel.a"
 	# the rknn_api.h layer: a static library of its own over librkaccel
 	install -D -m 0644 "$out/lib/librkaccel-rknn.a" "$d/lib/librkaccel-rknn.a"
 	install -D -m 0644 "$top/lib/include/rknn_api.h" "$d/include/rknn_api.h"
+	rknn_shared "$out" "$d"
 	# librkaccel.so.X.Y.Z, the soname link librkaccel.so.X and the link for -lrkaccel
 	if [ -f "$out/lib/librkaccel.so.$lib_version" ]; then
 		install -m 0755 "$out/lib/librkaccel.so.$lib_version" "$d/lib/"

@@ -11,7 +11,7 @@
 # librkaccel-rknn, a library of its own (Documentation/rknn.rst).
 LIB_UNITS := runtime model compiler
 LIB_SRCS := $(foreach u,$(LIB_UNITS),$(wildcard lib/$(u)/*.c))
-RKNN_SRCS := lib/rknn/rknn_api.c
+RKNN_SRCS := $(wildcard lib/rknn/*.c)
 TOOL_SRCS := $(wildcard tools/*.c)
 TEST_SRCS := $(wildcard selftests/*_test.c) selftests/cpu_ref.c
 
@@ -43,8 +43,19 @@ HDRS := $(wildcard lib/include/*.h lib/*/*.h tools/*.h uapi/drm/*.h include/*.h)
 
 RKNN_LIB := $(OUT)/lib/librkaccel-rknn.a
 RKNN_BINS := $(OUT)/selftests/rknn_test $(OUT)/selftests/rknn_sdk_example
+RKNN_OBJS := $(RKNN_SRCS:lib/%.c=$(OUT)/lib/%.o)
+RKNN_PIC_OBJS := $(RKNN_SRCS:lib/%.c=$(OUT)/lib/pic/%.o)
+RKNN_MAP := lib/rknn/librkaccel-rknn.map
+RKNN_HDRS := $(wildcard lib/rknn/*.h)
+rknn_ver = $(shell sed -n 's/^\#define RKACCEL_RKNN_VERSION[[:space:]]*"\([0-9.]*\)"$$/\1/p' \
+	lib/include/rknn_api.h)
+RKNN_SO_NAME := librkaccel-rknn.so.$(firstword $(subst ., ,$(rknn_ver)))
+RKNN_SO := $(OUT)/lib/librkaccel-rknn.so.$(rknn_ver)
+# The same library under the name and soname -lrknnrt gives a program.
+RKNNRT_SO := $(OUT)/lib/librknnrt.so
 
-all: $(LIB) $(if $(HAVE_SO),$(SO)) $(TOOLS) $(TESTS) $(RKNN_LIB) $(RKNN_BINS)
+all: $(LIB) $(if $(HAVE_SO),$(SO)) $(TOOLS) $(TESTS) $(RKNN_LIB) $(RKNN_BINS) \
+	$(if $(HAVE_SO),$(RKNN_SO) $(RKNNRT_SO))
 
 $(OUT)/lib/%.o: lib/%.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -79,9 +90,27 @@ $(OUT)/selftests/%: selftests/%.c $(LIB) $(HDRS) $(wildcard selftests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
-# librkaccel-rknn: static, over librkaccel; its programs link both.
-$(RKNN_LIB): $(OUT)/lib/rknn/rknn_api.o
-	$(AR) rcs $@ $^
+# librkaccel-rknn: over librkaccel; its programs link both. As for
+# librkaccel.a, one object whose only globals are the SDK's functions.
+$(RKNN_LIB): $(RKNN_OBJS) $(RKNN_MAP)
+	sed -n 's/^[[:space:]]*\(rknn_[a-z0-9_]*\);$$/\1/p' $(RKNN_MAP) > $(OUT)/lib/librkaccel-rknn.syms
+	$(CC) -r -nostdlib -o $(OUT)/lib/librkaccel-rknn-all.o $(RKNN_OBJS)
+	$(OBJCOPY) --keep-global-symbols=$(OUT)/lib/librkaccel-rknn.syms \
+		$(OUT)/lib/librkaccel-rknn-all.o
+	rm -f $@
+	$(AR) rcs $@ $(OUT)/lib/librkaccel-rknn-all.o
+
+# Shared, over librkaccel.so: exports the map's names only, nothing unresolved.
+rknn_so_link = $(CC) -shared -Wl,-soname,$(1) -Wl,--version-script=$(RKNN_MAP) -Wl,-z,defs \
+	-Wl,--as-needed -o $@ $(RKNN_PIC_OBJS) $(SO) $(DRM_SO) -lpthread -lm
+
+$(RKNN_SO): $(RKNN_PIC_OBJS) $(RKNN_MAP) $(SO)
+	$(call rknn_so_link,$(RKNN_SO_NAME))
+	ln -sf $(notdir $@) $(OUT)/lib/$(RKNN_SO_NAME)
+	ln -sf $(RKNN_SO_NAME) $(OUT)/lib/librkaccel-rknn.so
+
+$(RKNNRT_SO): $(RKNN_PIC_OBJS) $(RKNN_MAP) $(SO)
+	$(call rknn_so_link,librknnrt.so)
 
 $(OUT)/selftests/rknn_test: selftests/rknn_test.c $(RKNN_LIB) $(LIB) $(HDRS) $(wildcard selftests/*.h)
 	@mkdir -p $(dir $@)

@@ -11,6 +11,7 @@
  * fd or heap memory.
  */
 
+#include <fcntl.h>
 #include <limits.h>
 #include <malloc.h>
 #include <sys/stat.h>
@@ -216,7 +217,7 @@ TEST_F(api, query)
 {
 	const struct rkaccel_layer_desc *l0 = &rkaccel_model_desc(self->model)->layers[0];
 	const struct rkaccel_layer_desc *l1 = &rkaccel_model_desc(self->model)->layers[1];
-	static const int unsupported[] = { RKNN_QUERY_PERF_DETAIL, RKNN_QUERY_CUSTOM_STRING,
+	static const int unsupported[] = { RKNN_QUERY_PERF_DETAIL,
 					   RKNN_QUERY_NATIVE_NHWC_INPUT_ATTR,
 					   RKNN_QUERY_NATIVE_NHWC_OUTPUT_ATTR, 12, 99, -1 };
 	rknn_input_output_num num;
@@ -892,6 +893,282 @@ TEST_F(api, zero_copy)
 }
 
 /* Many cycles of every call leave no BO, context, fd or heap memory. */
+/* A static model: no custom string, no shape ranges; the current attributes are the attributes. */
+TEST_F(api, custom_string_and_static_shapes)
+{
+	static const rknn_query_cmd plain[4] = { RKNN_QUERY_INPUT_ATTR, RKNN_QUERY_OUTPUT_ATTR,
+						 RKNN_QUERY_NATIVE_INPUT_ATTR,
+						 RKNN_QUERY_NATIVE_OUTPUT_ATTR };
+	static const rknn_query_cmd cur[4] = { RKNN_QUERY_CURRENT_INPUT_ATTR,
+					       RKNN_QUERY_CURRENT_OUTPUT_ATTR,
+					       RKNN_QUERY_CURRENT_NATIVE_INPUT_ATTR,
+					       RKNN_QUERY_CURRENT_NATIVE_OUTPUT_ATTR };
+	static rknn_input_range range;
+	rknn_custom_string cs;
+	rknn_tensor_attr a, b;
+	unsigned int i;
+
+	ASSERT_EQ(0, rknn_init(&self->ctx, self->image, (uint32_t)self->image_len, 0, NULL));
+	memset(&cs, 0x55, sizeof(cs));
+	ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_CUSTOM_STRING, &cs, sizeof(cs)));
+	EXPECT_STREQ("", cs.string);
+	EXPECT_EQ(0, cs.string[sizeof(cs.string) - 1]);
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID,
+		  rknn_query(self->ctx, RKNN_QUERY_CUSTOM_STRING, &cs, sizeof(cs) - 1));
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID,
+		  rknn_query(self->ctx, RKNN_QUERY_CUSTOM_STRING, NULL, sizeof(cs)));
+	EXPECT_EQ(RKNN_ERR_CTX_INVALID,
+		  rknn_query(self->ctx + 1000, RKNN_QUERY_CUSTOM_STRING, &cs, sizeof(cs)));
+	for (i = 0; i < 4; i++) {
+		memset(&a, 0, sizeof(a));
+		memset(&b, 0x77, sizeof(b));
+		b.index = 0;
+		ASSERT_EQ(0, rknn_query(self->ctx, plain[i], &a, sizeof(a)));
+		ASSERT_EQ(0, rknn_query(self->ctx, cur[i], &b, sizeof(b)));
+		EXPECT_EQ(0, memcmp(&a, &b, sizeof(a))) TH_LOG("query %d", cur[i]);
+		b.index = 1;
+		EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_query(self->ctx, cur[i], &b, sizeof(b)));
+		EXPECT_EQ(RKNN_ERR_PARAM_INVALID,
+			  rknn_query(self->ctx, cur[i], &b, sizeof(b) - 1));
+	}
+	EXPECT_EQ(RKNN_ERR_MODEL_INVALID,
+		  rknn_query(self->ctx, RKNN_QUERY_INPUT_DYNAMIC_RANGE, &range, sizeof(range)));
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_query(self->ctx, RKNN_QUERY_INPUT_DYNAMIC_RANGE,
+						     &range, sizeof(range) - 1));
+	memset(&a, 0, sizeof(a));
+	ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_INPUT_ATTR, &a, sizeof(a)));
+	EXPECT_EQ(RKNN_ERR_MODEL_INVALID, rknn_set_input_shapes(self->ctx, 1, &a));
+	EXPECT_EQ(RKNN_ERR_MODEL_INVALID, rknn_set_input_shape(self->ctx, &a));
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_input_shapes(self->ctx, 1, NULL));
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_input_shapes(self->ctx, 2, &a));
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_input_shape(self->ctx, NULL));
+	EXPECT_EQ(RKNN_ERR_CTX_INVALID, rknn_set_input_shapes(0, 1, &a));
+	EXPECT_EQ(RKNN_ERR_CTX_INVALID, rknn_set_input_shape(self->ctx + 1000, &a));
+	/* The model still runs after the refusals. */
+	{
+		int8_t out[OUT_SIZE];
+
+		ASSERT_EQ(0, run_batch(self, self->ctx, 1, out));
+		EXPECT_EQ(0, memcmp(out, self->ref, OUT_SIZE));
+	}
+}
+
+TEST_F(api, create_mem2_flags)
+{
+	static const uint64_t good[] = { RKNN_FLAG_MEMORY_FLAGS_DEFAULT, RKNN_FLAG_MEMORY_CACHEABLE,
+					 RKNN_FLAG_MEMORY_NON_CACHEABLE,
+					 RKNN_FLAG_MEMORY_TRY_ALLOC_SRAM,
+					 RKNN_FLAG_MEMORY_NON_CACHEABLE |
+					 RKNN_FLAG_MEMORY_TRY_ALLOC_SRAM };
+	long fds = rkt_count_fds();
+	rknn_tensor_mem *m, *nc;
+	unsigned int i;
+
+	ASSERT_EQ(0, rknn_init(&self->ctx, self->image, (uint32_t)self->image_len, 0, NULL));
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		m = rknn_create_mem2(self->ctx, 5000, good[i]);
+		ASSERT_NE(NULL, m) TH_LOG("flags 0x%llx", (unsigned long long)good[i]);
+		EXPECT_EQ(5000, m->size);
+		EXPECT_EQ(0, m->offset);
+		EXPECT_LE(0, m->fd);
+		EXPECT_NE(0, m->phys_addr);
+		EXPECT_EQ(RKNN_TENSOR_MEMORY_FLAGS_ALLOC_INSIDE, m->flags);
+		memset(m->virt_addr, 0xa5, 5000);	/* all of it mapped, writable */
+		EXPECT_EQ(RKNN_ERR_CTX_INVALID, rknn_destroy_mem(0, m));
+		EXPECT_EQ(0, rknn_destroy_mem(self->ctx, m));
+	}
+	/* Bad flags, sizes and contexts. */
+	EXPECT_EQ(NULL, rknn_create_mem2(self->ctx, 4096, RKNN_FLAG_MEMORY_CACHEABLE |
+						 RKNN_FLAG_MEMORY_NON_CACHEABLE));
+	EXPECT_EQ(NULL, rknn_create_mem2(self->ctx, 4096, 0x8));
+	EXPECT_EQ(NULL, rknn_create_mem2(self->ctx, 4096, 1ull << 40));
+	EXPECT_EQ(NULL, rknn_create_mem2(self->ctx, 0, 0));
+	EXPECT_EQ(NULL, rknn_create_mem2(self->ctx, 1ull << 32, 0));
+	EXPECT_EQ(NULL, rknn_create_mem2(0, 4096, 0));
+	EXPECT_EQ(NULL, rknn_create_mem2(self->ctx + 1000, 4096, 0));
+	EXPECT_EQ(NULL, rknn_create_mem2(self->ctx + 1000, 4096, RKNN_MEM_FLAG_ALLOC_NO_CONTEXT));
+	/* Without a context: made with 0, it outlives every context, destroyed with 0. */
+	nc = rknn_create_mem2(0, 4096, RKNN_MEM_FLAG_ALLOC_NO_CONTEXT);
+	ASSERT_NE(NULL, nc);
+	EXPECT_EQ(0, rknn_destroy(self->ctx));
+	self->ctx = 0;
+	memset(nc->virt_addr, 1, 4096);
+	EXPECT_EQ(0, rknn_mem_sync(0, nc, RKNN_MEMORY_SYNC_BIDIRECTIONAL));
+	m = rknn_create_mem2(0, 4096, RKNN_MEM_FLAG_ALLOC_NO_CONTEXT | RKNN_FLAG_MEMORY_CACHEABLE);
+	ASSERT_NE(NULL, m);
+	EXPECT_EQ(0, rknn_destroy_mem(0, nc));
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_destroy_mem(0, nc)) TH_LOG("destroyed twice");
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_destroy_mem(0, NULL));
+	ASSERT_EQ(0, rknn_init(&self->ctx, self->image, (uint32_t)self->image_len, 0, NULL));
+	EXPECT_EQ(0, rknn_destroy_mem(self->ctx, m)) TH_LOG("any context destroys it");
+	EXPECT_EQ(0, rknn_destroy(self->ctx));
+	self->ctx = 0;
+	EXPECT_EQ(fds, rkt_count_fds());
+}
+
+/*
+ * The reuse demo's shape with I/O memory: one buffer, its dma-buf imported
+ * into two contexts (rknn_create_mem_from_fd), each binding its part as the
+ * native input; run one after the other, both bit-exact.
+ */
+TEST_F(api, create_mem_from_fd_shared)
+{
+	long fds = rkt_count_fds();
+	rknn_tensor_mem *big, *imp[2], *m;
+	rknn_tensor_attr ia;
+	int8_t out[OUT_SIZE];
+	rknn_context c[2];
+	uint32_t part;
+	int p[2], k;
+
+	ASSERT_EQ(0, rknn_init(&self->ctx, self->image, (uint32_t)self->image_len, 0, NULL));
+	ASSERT_EQ(0, rknn_init(&self->ctx2, self->image, (uint32_t)self->image_len, 0, NULL));
+	c[0] = self->ctx;
+	c[1] = self->ctx2;
+	memset(&ia, 0, sizeof(ia));
+	ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, &ia, sizeof(ia)));
+	part = (ia.size_with_stride + 63) & ~63u;
+	big = rknn_create_mem(self->ctx, 2 * part);
+	ASSERT_NE(NULL, big);
+	for (k = 0; k < 2; k++) {
+		imp[k] = rknn_create_mem_from_fd(c[k], big->fd, k ? NULL : big->virt_addr,
+						 ia.size_with_stride, (int32_t)(k * part));
+		ASSERT_NE(NULL, imp[k]);
+		EXPECT_EQ(RKNN_TENSOR_MEMORY_FLAGS_FROM_FD, imp[k]->flags);
+		EXPECT_EQ(big->fd, imp[k]->fd);
+		EXPECT_EQ(k * part, (uint32_t)imp[k]->offset);
+		EXPECT_EQ(ia.size_with_stride, imp[k]->size);
+		ASSERT_EQ(0, rknn_set_io_mem(c[k], imp[k], &ia));
+	}
+	EXPECT_EQ(big->virt_addr, imp[0]->virt_addr);
+	/*
+	 * virt_addr maps the buffer's start, the data at offset (the SDK's
+	 * rule): written through the second import's own mapping, read
+	 * through the creator's.
+	 */
+	ASSERT_NE(big->virt_addr, imp[1]->virt_addr);
+	ASSERT_EQ(0, rkaccel_to_native(self->in + IN_SIZE, ROWS, 64,
+				       (uint8_t *)imp[1]->virt_addr + imp[1]->offset,
+				       ia.size_with_stride));
+	ASSERT_EQ(0, rkaccel_to_native(self->in, ROWS, 64, big->virt_addr, ia.size_with_stride));
+	EXPECT_EQ(0, memcmp((uint8_t *)big->virt_addr + part,
+			    (uint8_t *)imp[1]->virt_addr + part, ia.size_with_stride));
+	EXPECT_EQ(0, rknn_mem_sync(self->ctx, big, RKNN_MEMORY_SYNC_TO_DEVICE));
+	for (k = 0; k < 2; k++) {
+		rknn_output o = { .is_prealloc = 1, .buf = out, .size = OUT_SIZE };
+
+		memset(out, 0, sizeof(out));
+		ASSERT_EQ(0, rknn_run(c[k], NULL));
+		ASSERT_EQ(0, rknn_outputs_get(c[k], 1, &o, NULL));
+		EXPECT_EQ(0, memcmp(out, self->ref + k * OUT_SIZE, OUT_SIZE)) TH_LOG("context %d", k);
+	}
+	/* Bad imports. */
+	EXPECT_EQ(NULL, rknn_create_mem_from_fd(self->ctx, -1, NULL, 4096, 0));
+	EXPECT_EQ(NULL, rknn_create_mem_from_fd(self->ctx, big->fd, NULL, 0, 0));
+	EXPECT_EQ(NULL, rknn_create_mem_from_fd(self->ctx, big->fd, NULL, 64, -64));
+	EXPECT_EQ(NULL, rknn_create_mem_from_fd(self->ctx, big->fd, NULL, 2 * part + 4096, 0))
+		TH_LOG("larger than the buffer");
+	EXPECT_EQ(NULL, rknn_create_mem_from_fd(self->ctx, big->fd, NULL, part, (int32_t)part + 4096));
+	EXPECT_EQ(NULL, rknn_create_mem_from_fd(0, big->fd, NULL, 64, 0));
+	EXPECT_EQ(NULL, rknn_create_mem_from_fd(self->ctx + 1000, big->fd, NULL, 64, 0));
+	ASSERT_EQ(0, pipe(p));
+	EXPECT_EQ(NULL, rknn_create_mem_from_fd(self->ctx, p[0], NULL, 64, 0)) TH_LOG("a pipe");
+	close(p[0]);
+	close(p[1]);
+	EXPECT_EQ(NULL, rknn_create_mem_from_phys(self->ctx, 0x1000, big->virt_addr, 64));
+	EXPECT_EQ(NULL, rknn_create_mem_from_mb_blk(self->ctx, big, 0));
+	/* Unbind, drop the imports (the fd stays the creator's), then the buffer. */
+	for (k = 0; k < 2; k++) {
+		EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_destroy_mem(c[k], imp[k])) TH_LOG("bound");
+		ASSERT_EQ(0, rknn_set_io_mem(c[k], NULL, &ia));
+		EXPECT_EQ(0, rknn_destroy_mem(c[k], imp[k]));
+	}
+	EXPECT_LE(0, fcntl(big->fd, F_GETFD)) TH_LOG("an import closed the creator's fd");
+	m = rknn_create_mem_from_fd(self->ctx, big->fd, NULL, 64, 0);
+	ASSERT_NE(NULL, m);
+	EXPECT_EQ(0, rknn_destroy_mem(self->ctx, big));
+	EXPECT_EQ(0, rknn_destroy_mem(self->ctx, m)) TH_LOG("the import outlives the fd");
+	EXPECT_EQ(0, rknn_destroy(self->ctx));
+	EXPECT_EQ(0, rknn_destroy(self->ctx2));
+	self->ctx = self->ctx2 = 0;
+	EXPECT_EQ(fds, rkt_count_fds());
+}
+
+/* Weights and activations stay librkaccel's: checked, then refused with RKNN_ERR_FAIL. */
+TEST_F(api, weight_and_internal_mem_refused)
+{
+	rknn_tensor_mem *big, *tiny;
+	rknn_mem_size ms;
+
+	ASSERT_EQ(0, rknn_init(&self->ctx, self->image, (uint32_t)self->image_len, 0, NULL));
+	ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_MEM_SIZE, &ms, sizeof(ms)));
+	ASSERT_LT(64, ms.total_weight_size);
+	ASSERT_LT(64, ms.total_internal_size);
+	big = rknn_create_mem(self->ctx, ms.total_weight_size + ms.total_internal_size);
+	tiny = rknn_create_mem(self->ctx, 64);
+	ASSERT_NE(NULL, big);
+	ASSERT_NE(NULL, tiny);
+	EXPECT_EQ(RKNN_ERR_FAIL, rknn_set_weight_mem(self->ctx, big));
+	EXPECT_EQ(RKNN_ERR_FAIL, rknn_set_internal_mem(self->ctx, big));
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_weight_mem(self->ctx, tiny));
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_internal_mem(self->ctx, tiny));
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_weight_mem(self->ctx, NULL));
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_internal_mem(self->ctx, NULL));
+	EXPECT_EQ(RKNN_ERR_CTX_INVALID, rknn_set_weight_mem(0, big));
+	EXPECT_EQ(RKNN_ERR_CTX_INVALID, rknn_set_internal_mem(self->ctx + 1000, big));
+	/* Neither flag that hands the memory to the caller is taken. */
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID,
+		  rknn_init(&self->ctx2, self->image, (uint32_t)self->image_len,
+			    RKNN_FLAG_INTERNAL_ALLOC_OUTSIDE, NULL));
+	EXPECT_EQ(0, rknn_destroy_mem(self->ctx, big));
+	EXPECT_EQ(0, rknn_destroy_mem(self->ctx, tiny));
+}
+
+TEST_F(api, mem_sync_and_wait)
+{
+	static const int modes[] = { RKNN_MEMORY_SYNC_TO_DEVICE, RKNN_MEMORY_SYNC_FROM_DEVICE,
+				     RKNN_MEMORY_SYNC_BIDIRECTIONAL };
+	rknn_run_extend ext = { 0 };
+	int8_t out[OUT_SIZE];
+	rknn_tensor_mem *m, fake;
+	unsigned int i;
+
+	ASSERT_EQ(0, rknn_init(&self->ctx, self->image, (uint32_t)self->image_len,
+			       RKNN_FLAG_DISABLE_FLUSH_INPUT_MEM_CACHE |
+			       RKNN_FLAG_DISABLE_FLUSH_OUTPUT_MEM_CACHE, NULL));
+	m = rknn_create_mem(self->ctx, 4096);
+	ASSERT_NE(NULL, m);
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(0, rknn_mem_sync(self->ctx, m, (rknn_mem_sync_mode)modes[i]));
+		EXPECT_EQ(0, rknn_mem_sync(0, m, (rknn_mem_sync_mode)modes[i]));
+	}
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_mem_sync(self->ctx, m, (rknn_mem_sync_mode)0));
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_mem_sync(self->ctx, m, (rknn_mem_sync_mode)4));
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_mem_sync(self->ctx, NULL,
+							RKNN_MEMORY_SYNC_TO_DEVICE));
+	memcpy(&fake, m, sizeof(fake));
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_mem_sync(self->ctx, &fake,
+							RKNN_MEMORY_SYNC_TO_DEVICE)) TH_LOG("a copy");
+	EXPECT_EQ(RKNN_ERR_CTX_INVALID, rknn_mem_sync(self->ctx + 1000, m,
+						      RKNN_MEMORY_SYNC_TO_DEVICE));
+	EXPECT_EQ(0, rknn_destroy_mem(self->ctx, m));
+	/* rknn_run blocks: rknn_wait has nothing left and reports the last frame. */
+	EXPECT_EQ(0, rknn_wait(self->ctx, &ext));
+	EXPECT_EQ(0, ext.frame_id);
+	for (i = 1; i <= 2; i++) {
+		ASSERT_EQ(0, run_batch(self, self->ctx, 1, out));
+		EXPECT_EQ(0, memcmp(out, self->ref, OUT_SIZE));
+		ext.frame_id = 99;
+		EXPECT_EQ(0, rknn_wait(self->ctx, &ext));
+		EXPECT_EQ(i, ext.frame_id);
+	}
+	EXPECT_EQ(0, rknn_wait(self->ctx, NULL));
+	EXPECT_EQ(RKNN_ERR_CTX_INVALID, rknn_wait(0, &ext));
+	EXPECT_EQ(RKNN_ERR_CTX_INVALID, rknn_wait(self->ctx + 1000, NULL));
+	ext.non_block = 1;
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_run(self->ctx, &ext));
+}
+
 TEST_F_TIMEOUT(api, cycles_leave_nothing, 180)
 {
 	long bos0, ctx0, fds0 = 0;

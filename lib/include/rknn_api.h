@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rknn_api.h: the calls of Rockchip's RKNN runtime API (rknn_api.h of
- * librknnrt), with its names, types and constant values, implemented by
- * librkaccel-rknn over librkaccel. Source compatible for the calls declared
- * here; not binary compatible with librknnrt, and it runs the project's own
- * model files (Documentation/model-format.rst), not .rknn files.
- * Documentation/rknn.rst lists every call of the SDK with what is supported
- * and what differs; the man page is rknn_api(3).
+ * librknnrt, SDK 2.3.2), with every name, type, constant value and struct
+ * layout of that header, implemented by librkaccel-rknn over librkaccel.
+ * The shared library librkaccel-rknn.so exports the SDK's function names,
+ * so a program built against the SDK runs on it (installed as librknnrt.so
+ * on request); it runs the project's own model files
+ * (Documentation/model-format.rst), not .rknn files.
+ * Documentation/rknn.rst lists every call with what is supported and what
+ * differs; the man page is rknn_api(3).
  *
  * Every int-returning call returns RKNN_SUCC (0) or a negative RKNN_ERR_*.
+ * What this layer cannot do is refused with a code (RKNN_ERR_FAIL for a
+ * call it does not implement) and a line on stderr that says why.
  */
-#ifndef RKNN_API_H
+/* The SDK header's guard too: whichever of the two comes first wins. */
+#ifndef _RKNN_API_H
+#define _RKNN_API_H
 #define RKNN_API_H
 
 #include <stdint.h>
@@ -20,16 +26,29 @@ extern "C" {
 #endif
 
 /* Version of this layer, reported by RKNN_QUERY_SDK_VERSION. */
-#define RKACCEL_RKNN_VERSION	"1.0.0"
+#define RKACCEL_RKNN_VERSION	"1.1.0"
 
 /* rknn_init() flags. */
 #define RKNN_FLAG_PRIOR_HIGH		0x00000000
 #define RKNN_FLAG_PRIOR_MEDIUM		0x00000001
 #define RKNN_FLAG_PRIOR_LOW		0x00000002
-#define RKNN_FLAG_ASYNC_MASK		0x00000004	/* refused: not supported */
+#define RKNN_FLAG_ASYNC_MASK		0x00000004	/* refused */
 #define RKNN_FLAG_COLLECT_PERF_MASK	0x00000008
-#define RKNN_FLAG_MEM_ALLOC_OUTSIDE	0x00000010	/* refused: not supported */
+#define RKNN_FLAG_MEM_ALLOC_OUTSIDE	0x00000010	/* refused */
 #define RKNN_FLAG_SHARE_WEIGHT_MEM	0x00000020
+#define RKNN_FLAG_FENCE_IN_OUTSIDE	0x00000040	/* refused */
+#define RKNN_FLAG_FENCE_OUT_OUTSIDE	0x00000080	/* refused */
+#define RKNN_FLAG_COLLECT_MODEL_INFO_ONLY	0x00000100	/* refused */
+#define RKNN_FLAG_INTERNAL_ALLOC_OUTSIDE	0x00000200	/* refused */
+#define RKNN_FLAG_EXECUTE_FALLBACK_PRIOR_DEVICE_GPU	0x00000400	/* no fallback needed */
+#define RKNN_FLAG_ENABLE_SRAM		0x00000800	/* refused: no SRAM here */
+#define RKNN_FLAG_SHARE_SRAM		0x00001000	/* refused: no SRAM here */
+#define RKNN_FLAG_DISABLE_PROC_HIGH_PRIORITY	0x00002000	/* never raised here */
+#define RKNN_FLAG_DISABLE_FLUSH_INPUT_MEM_CACHE	0x00004000	/* the driver still does */
+#define RKNN_FLAG_DISABLE_FLUSH_OUTPUT_MEM_CACHE	0x00008000	/* the driver still does */
+#define RKNN_FLAG_MODEL_BUFFER_ZERO_COPY	0x00010000	/* refused */
+/* An alloc_flags bit of rknn_create_mem2(), numbered among the init flags. */
+#define RKNN_MEM_FLAG_ALLOC_NO_CONTEXT	0x00020000
 
 /* Return codes. */
 #define RKNN_SUCC			0
@@ -43,9 +62,15 @@ extern "C" {
 #define RKNN_ERR_INPUT_INVALID		-8
 #define RKNN_ERR_OUTPUT_INVALID		-9
 #define RKNN_ERR_DEVICE_UNMATCH		-10
+/* "INCOMPATILE": the SDK's spelling. */
+#define RKNN_ERR_INCOMPATILE_PRE_COMPILE_MODEL	-11
+#define RKNN_ERR_INCOMPATILE_OPTIMIZATION_LEVEL_VERSION	-12
+#define RKNN_ERR_TARGET_PLATFORM_UNMATCH	-13
 
-#define RKNN_MAX_DIMS		16
-#define RKNN_MAX_NAME_LEN	256
+#define RKNN_MAX_DIMS			16
+#define RKNN_MAX_NUM_CHANNEL		15
+#define RKNN_MAX_NAME_LEN		256
+#define RKNN_MAX_DYNAMIC_SHAPE_NUM	512
 
 /* A context: an id that is never reused, so a destroyed one is detected. */
 #ifdef __arm__
@@ -58,17 +83,23 @@ typedef enum _rknn_query_cmd {
 	RKNN_QUERY_IN_OUT_NUM = 0,
 	RKNN_QUERY_INPUT_ATTR = 1,
 	RKNN_QUERY_OUTPUT_ATTR = 2,
-	RKNN_QUERY_PERF_DETAIL = 3,		/* not supported */
+	RKNN_QUERY_PERF_DETAIL = 3,		/* refused */
 	RKNN_QUERY_PERF_RUN = 4,
 	RKNN_QUERY_SDK_VERSION = 5,
 	RKNN_QUERY_MEM_SIZE = 6,
-	RKNN_QUERY_CUSTOM_STRING = 7,		/* not supported */
+	RKNN_QUERY_CUSTOM_STRING = 7,		/* "": model files carry none */
 	RKNN_QUERY_NATIVE_INPUT_ATTR = 8,
 	RKNN_QUERY_NATIVE_OUTPUT_ATTR = 9,
 	RKNN_QUERY_NATIVE_NC1HWC2_INPUT_ATTR = 8,
 	RKNN_QUERY_NATIVE_NC1HWC2_OUTPUT_ATTR = 9,
-	RKNN_QUERY_NATIVE_NHWC_INPUT_ATTR = 10,	/* not supported */
-	RKNN_QUERY_NATIVE_NHWC_OUTPUT_ATTR = 11,	/* not supported */
+	RKNN_QUERY_NATIVE_NHWC_INPUT_ATTR = 10,	/* refused */
+	RKNN_QUERY_NATIVE_NHWC_OUTPUT_ATTR = 11,	/* refused */
+	RKNN_QUERY_DEVICE_MEM_INFO = 12,	/* refused, as on the SDK's RK3588 */
+	RKNN_QUERY_INPUT_DYNAMIC_RANGE = 13,	/* static shapes: MODEL_INVALID */
+	RKNN_QUERY_CURRENT_INPUT_ATTR = 14,	/* the static shapes' attributes */
+	RKNN_QUERY_CURRENT_OUTPUT_ATTR = 15,
+	RKNN_QUERY_CURRENT_NATIVE_INPUT_ATTR = 16,
+	RKNN_QUERY_CURRENT_NATIVE_OUTPUT_ATTR = 17,
 	RKNN_QUERY_CMD_MAX
 } rknn_query_cmd;
 
@@ -83,8 +114,30 @@ typedef enum _rknn_tensor_type {
 	RKNN_TENSOR_UINT32,
 	RKNN_TENSOR_INT64,
 	RKNN_TENSOR_BOOL,
+	RKNN_TENSOR_INT4,
+	RKNN_TENSOR_BFLOAT16,
 	RKNN_TENSOR_TYPE_MAX
 } rknn_tensor_type;
+
+/* The short names the SDK's examples print; "UNKNOW" is the SDK's spelling. */
+static inline const char *get_type_string(rknn_tensor_type type)
+{
+	switch (type) {
+	case RKNN_TENSOR_FLOAT32: return "FP32";
+	case RKNN_TENSOR_FLOAT16: return "FP16";
+	case RKNN_TENSOR_INT8: return "INT8";
+	case RKNN_TENSOR_UINT8: return "UINT8";
+	case RKNN_TENSOR_INT16: return "INT16";
+	case RKNN_TENSOR_UINT16: return "UINT16";
+	case RKNN_TENSOR_INT32: return "INT32";
+	case RKNN_TENSOR_UINT32: return "UINT32";
+	case RKNN_TENSOR_INT64: return "INT64";
+	case RKNN_TENSOR_BOOL: return "BOOL";
+	case RKNN_TENSOR_INT4: return "INT4";
+	case RKNN_TENSOR_BFLOAT16: return "BF16";
+	default: return "UNKNOW";
+	}
+}
 
 typedef enum _rknn_tensor_qnt_type {
 	RKNN_TENSOR_QNT_NONE = 0,
@@ -92,6 +145,16 @@ typedef enum _rknn_tensor_qnt_type {
 	RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC,
 	RKNN_TENSOR_QNT_MAX
 } rknn_tensor_qnt_type;
+
+static inline const char *get_qnt_type_string(rknn_tensor_qnt_type type)
+{
+	switch (type) {
+	case RKNN_TENSOR_QNT_NONE: return "NONE";
+	case RKNN_TENSOR_QNT_DFP: return "DFP";
+	case RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC: return "AFFINE";
+	default: return "UNKNOW";
+	}
+}
 
 typedef enum _rknn_tensor_format {
 	RKNN_TENSOR_NCHW = 0,
@@ -111,6 +174,17 @@ typedef enum _rknn_core_mask {
 	RKNN_NPU_CORE_ALL = 0xffff,
 	RKNN_NPU_CORE_UNDEFINED,
 } rknn_core_mask;
+
+static inline const char *get_format_string(rknn_tensor_format fmt)
+{
+	switch (fmt) {
+	case RKNN_TENSOR_NCHW: return "NCHW";
+	case RKNN_TENSOR_NHWC: return "NHWC";
+	case RKNN_TENSOR_NC1HWC2: return "NC1HWC2";
+	case RKNN_TENSOR_UNDEFINED: return "UNDEFINED";
+	default: return "UNKNOW";
+	}
+}
 
 typedef struct _rknn_input_output_num {
 	uint32_t n_input;
@@ -142,6 +216,26 @@ typedef struct _rknn_tensor_attr {
 	uint32_t h_stride;
 } rknn_tensor_attr;
 
+/*
+ * The shapes a dynamic-shape input takes (RKNN_QUERY_INPUT_DYNAMIC_RANGE):
+ * dyn_range[s] is shape s of shape_number. Every model here has static
+ * shapes, so the query refuses; the type is the SDK's.
+ */
+typedef struct _rknn_input_range {
+	uint32_t index;
+	uint32_t shape_number;
+	rknn_tensor_format fmt;
+	char name[RKNN_MAX_NAME_LEN];
+	uint32_t dyn_range[RKNN_MAX_DYNAMIC_SHAPE_NUM][RKNN_MAX_DIMS];
+	uint32_t n_dims;
+} rknn_input_range;
+
+/* Per-layer times as text (RKNN_QUERY_PERF_DETAIL, refused here). */
+typedef struct _rknn_perf_detail {
+	char *perf_data;
+	uint64_t data_len;
+} rknn_perf_detail;
+
 typedef struct _rknn_perf_run {
 	int64_t run_duration;	/* microseconds of the last rknn_run() */
 } rknn_perf_run;
@@ -160,6 +254,11 @@ typedef struct _rknn_mem_size {
 	uint32_t reserved[10];
 } rknn_mem_size;
 
+/* The model's custom string (RKNN_QUERY_CUSTOM_STRING), NUL-terminated. */
+typedef struct _rknn_custom_string {
+	char string[1024];
+} rknn_custom_string;
+
 typedef enum _rknn_tensor_mem_flags {
 	RKNN_TENSOR_MEMORY_FLAGS_ALLOC_INSIDE = 1,
 	RKNN_TENSOR_MEMORY_FLAGS_FROM_FD = 2,
@@ -167,10 +266,28 @@ typedef enum _rknn_tensor_mem_flags {
 	RKNN_TENSOR_MEMORY_FLAGS_UNKNOWN
 } rknn_tensor_mem_flags;
 
+/* alloc_flags of rknn_create_mem2() (RKNN_MEM_FLAG_ALLOC_NO_CONTEXT above too). */
+typedef enum _rknn_mem_alloc_flags {
+	RKNN_FLAG_MEMORY_FLAGS_DEFAULT = 0 << 0,	/* as CACHEABLE */
+	RKNN_FLAG_MEMORY_CACHEABLE = 1 << 0,
+	RKNN_FLAG_MEMORY_NON_CACHEABLE = 1 << 1,
+	RKNN_FLAG_MEMORY_TRY_ALLOC_SRAM = 1 << 2,	/* no SRAM here: all DRAM */
+} rknn_mem_alloc_flags;
+
+/* rknn_mem_sync() directions. */
+typedef enum _rknn_mem_sync_mode {
+	RKNN_MEMORY_SYNC_TO_DEVICE = 0x1,	/* after the CPU wrote, before the NPU reads */
+	RKNN_MEMORY_SYNC_FROM_DEVICE = 0x2,	/* after the NPU wrote, before the CPU reads */
+	RKNN_MEMORY_SYNC_BIDIRECTIONAL = RKNN_MEMORY_SYNC_TO_DEVICE |
+					 RKNN_MEMORY_SYNC_FROM_DEVICE,
+} rknn_mem_sync_mode;
+
 /*
  * Memory the NPU and the CPU share: virt_addr is where the CPU reads and
  * writes, phys_addr the NPU address in the device's address space, fd a
- * dma-buf of it (owned by the memory, closed by rknn_destroy_mem()).
+ * dma-buf of it (of rknn_create_mem()/_mem2(): owned by the memory, closed
+ * by rknn_destroy_mem(); of rknn_create_mem_from_fd(): the caller's),
+ * offset where the data starts, size its bytes from there.
  */
 typedef struct _rknn_tensor_memory {
 	void *virt_addr;
@@ -232,8 +349,12 @@ typedef struct _rknn_output_extend {
  * A .rknn file is refused with RKNN_ERR_MODEL_INVALID and a message on
  * stderr. @flag: RKNN_FLAG_PRIOR_* (accepted, ignored), COLLECT_PERF_MASK
  * (accepted), SHARE_WEIGHT_MEM (@extend->ctx's weights are reused: @model
- * must be the same model); anything else is RKNN_ERR_PARAM_INVALID.
- * @extend may be NULL; its rkaccel_batch_size sets the batch.
+ * must be the same model), and what is this layer's behaviour anyway:
+ * EXECUTE_FALLBACK_PRIOR_DEVICE_GPU (every layer runs on the NPU),
+ * DISABLE_PROC_HIGH_PRIORITY (the process's priority is never changed),
+ * DISABLE_FLUSH_INPUT/OUTPUT_MEM_CACHE (the driver keeps the buffers
+ * coherent regardless); any other flag is RKNN_ERR_PARAM_INVALID with a
+ * line on stderr. @extend may be NULL; its rkaccel_batch_size sets the batch.
  */
 int rknn_init(rknn_context *context, void *model, uint32_t size, uint32_t flag,
 	      rknn_init_extend *extend);
@@ -250,7 +371,11 @@ int rknn_destroy(rknn_context context);
 /*
  * rknn_query - fill @info (@size bytes, at least the struct of @cmd) for
  * IN_OUT_NUM, INPUT_ATTR, OUTPUT_ATTR, NATIVE_INPUT_ATTR, NATIVE_OUTPUT_ATTR
- * (@info->index chooses the tensor), PERF_RUN, SDK_VERSION or MEM_SIZE.
+ * and their CURRENT_ forms (the same: shapes are static; @info->index
+ * chooses the tensor), PERF_RUN, SDK_VERSION, MEM_SIZE or CUSTOM_STRING
+ * (empty: model files carry none). INPUT_DYNAMIC_RANGE is
+ * RKNN_ERR_MODEL_INVALID (static shapes); the rest RKNN_ERR_PARAM_INVALID,
+ * each with a line on stderr.
  */
 int rknn_query(rknn_context context, rknn_query_cmd cmd, void *info, uint32_t size);
 
@@ -282,6 +407,13 @@ int rknn_set_core_mask(rknn_context context, rknn_core_mask core_mask);
 int rknn_run(rknn_context context, rknn_run_extend *extend);
 
 /*
+ * rknn_wait - wait for the context's run: rknn_run() blocks, so there is
+ * never one left to wait for and it returns RKNN_SUCC at once (@extend's
+ * frame_id set to the last run).
+ */
+int rknn_wait(rknn_context context, rknn_run_extend *extend);
+
+/*
  * rknn_outputs_get - the outputs of the last run: into the caller's @buf
  * with is_prealloc, else into a buffer allocated here, which
  * rknn_outputs_release() frees.
@@ -299,8 +431,47 @@ int rknn_outputs_release(rknn_context context, uint32_t n_ouputs, rknn_output ou
  */
 rknn_tensor_mem *rknn_create_mem(rknn_context ctx, uint32_t size);
 
-/* rknn_destroy_mem - free @mem; unbind it first (or destroy the context). */
+/*
+ * rknn_create_mem2 - rknn_create_mem() with a 64-bit @size (at most
+ * UINT32_MAX: rknn_tensor_mem.size is 32 bits) and @alloc_flags:
+ * RKNN_FLAG_MEMORY_CACHEABLE or NON_CACHEABLE (the driver maps every buffer
+ * alike and keeps it coherent around each job: both give the same memory),
+ * TRY_ALLOC_SRAM (no SRAM here: all of it DRAM, as the SDK falls back), and
+ * RKNN_MEM_FLAG_ALLOC_NO_CONTEXT: @ctx may be 0 and any context (or 0) may
+ * destroy it. NULL, with a line on stderr, for anything else.
+ */
+rknn_tensor_mem *rknn_create_mem2(rknn_context ctx, uint64_t size, uint64_t alloc_flags);
+
+/*
+ * rknn_create_mem_from_fd - wrap the caller's dma-buf @fd (of this or
+ * another process's rkaccel device, or any buffer the device can import):
+ * @size bytes of data at @offset from its start; @virt_addr is the
+ * caller's mapping of its start, or NULL for one made here. @fd stays the
+ * caller's; rknn_destroy_mem() drops the import. NULL on failure.
+ */
+rknn_tensor_mem *rknn_create_mem_from_fd(rknn_context ctx, int32_t fd, void *virt_addr,
+					  uint32_t size, int32_t offset);
+
+/* rknn_create_mem_from_phys - NULL: no physical addresses behind the IOMMU. */
+rknn_tensor_mem *rknn_create_mem_from_phys(rknn_context ctx, uint64_t phys_addr,
+					    void *virt_addr, uint32_t size);
+
+/* rknn_create_mem_from_mb_blk - NULL: no media buffer blocks (RV110x only). */
+rknn_tensor_mem *rknn_create_mem_from_mb_blk(rknn_context ctx, void *mb_blk, int32_t offset);
+
+/*
+ * rknn_destroy_mem - free @mem (and its memory, when made here); unbind it
+ * first (or destroy the context).
+ */
 int rknn_destroy_mem(rknn_context ctx, rknn_tensor_mem *mem);
+
+/*
+ * rknn_set_weight_mem, rknn_set_internal_mem - RKNN_ERR_FAIL after the
+ * arguments are checked: librkaccel keeps a context's weights and
+ * activations in buffers of its own and cannot place them in the caller's.
+ */
+int rknn_set_weight_mem(rknn_context ctx, rknn_tensor_mem *mem);
+int rknn_set_internal_mem(rknn_context ctx, rknn_tensor_mem *mem);
 
 /*
  * rknn_set_io_mem - from now on the input or output @attr->index of @ctx
@@ -313,8 +484,24 @@ int rknn_destroy_mem(rknn_context ctx, rknn_tensor_mem *mem);
  */
 int rknn_set_io_mem(rknn_context ctx, rknn_tensor_mem *mem, rknn_tensor_attr *attr);
 
+/*
+ * rknn_set_input_shape (deprecated in the SDK), rknn_set_input_shapes -
+ * for dynamic-shape models; every model here has static shapes:
+ * RKNN_ERR_MODEL_INVALID with a line on stderr.
+ */
+int rknn_set_input_shape(rknn_context ctx, rknn_tensor_attr *attr);
+int rknn_set_input_shapes(rknn_context ctx, uint32_t n_inputs, rknn_tensor_attr attr[]);
+
+/*
+ * rknn_mem_sync - make @mem coherent in direction @mode. The driver cleans
+ * every buffer of a job before it and invalidates what the job wrote before
+ * its fence signals, so TO_DEVICE is a memory barrier and FROM_DEVICE waits
+ * for the jobs still using @mem. @context may be 0.
+ */
+int rknn_mem_sync(rknn_context context, rknn_tensor_mem *mem, rknn_mem_sync_mode mode);
+
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* RKNN_API_H */
+#endif /* _RKNN_API_H */

@@ -29,66 +29,54 @@
 #include "rkaccel.h"
 #include "rkaccel_drm.h"
 #include "rknn_api.h"
+#include "rknn_internal.h"
 
-/* Most cores rknn_set_batch_core_num() can pin (librkaccel's limit too). */
-#define RKNN_MAX_CORES	8
-
+/*
+ * Flags taken: besides priority, perf and weight sharing, those that ask
+ * for what this layer does anyway (no GPU fallback is ever needed, the
+ * process priority is never raised, the driver keeps buffers coherent).
+ */
 #define RKNN_KNOWN_FLAGS (RKNN_FLAG_PRIOR_MEDIUM | RKNN_FLAG_PRIOR_LOW | \
-			  RKNN_FLAG_COLLECT_PERF_MASK | RKNN_FLAG_SHARE_WEIGHT_MEM)
+			  RKNN_FLAG_COLLECT_PERF_MASK | RKNN_FLAG_SHARE_WEIGHT_MEM | \
+			  RKNN_FLAG_EXECUTE_FALLBACK_PRIOR_DEVICE_GPU | \
+			  RKNN_FLAG_DISABLE_PROC_HIGH_PRIORITY | \
+			  RKNN_FLAG_DISABLE_FLUSH_INPUT_MEM_CACHE | \
+			  RKNN_FLAG_DISABLE_FLUSH_OUTPUT_MEM_CACHE)
 
-struct rknn_out_alloc {
-	void *buf;
-	struct rknn_out_alloc *next;
-};
-
-struct rknn_ctx {
-	rknn_context id;
-	pthread_mutex_t lock;		/* one call at a time on the context */
-	struct rkaccel_ctx *ctx;
-	struct rkaccel_tensor_attr in_attr, out_attr;
-	uint32_t rows, out_rows, in_features, out_features, out_bytes;	/* rows: pixels */
-	uint64_t model_hash;		/* of the canonical model image: weights shared alike */
-	int8_t *in;			/* row-major input of the whole batch */
-	void *out;			/* row-major output of the last run */
-	int in_set;
-	int out_valid;			/* out holds the last run's results */
-	uint64_t frames;		/* completed runs */
-	int64_t last_us;
-	rknn_tensor_mem *bound[2];	/* zero-copy input, output */
-	size_t bound_off[2];		/* their offsets when bound */
-	struct rknn_out_alloc *allocs;	/* outputs_get() buffers not yet released */
-	uint32_t core_num;		/* of rknn_set_batch_core_num(), 0 if never set */
-	uint32_t npin;			/* contexts in pin[], 0: librkaccel's batch */
-	struct rkaccel_ctx *pin[RKNN_MAX_CORES];	/* pin[0] is ctx; pin[k] on core k */
-	struct rknn_ctx *next;
-};
-
-struct rknn_mem_priv {
-	struct rkaccel_mem *mem;
-};
-
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct rknn_ctx *g_ctxs;
+pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+struct rknn_ctx *g_ctxs;
 static rknn_context g_next_id = 1;
-static struct rkaccel_device *g_dev;
-static struct rkaccel_info g_info;
-static unsigned int g_users;	/* contexts and mems on g_dev */
+struct rkaccel_device *g_dev;
+struct rkaccel_info g_info;
+unsigned int g_users;
 
-static void rknn_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void log_line(char level, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%c RKNN: ", level);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
 
-static void rknn_log(const char *fmt, ...)
+void rknn_log(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	fputs("E RKNN: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	log_line('E', fmt, ap);
+	va_end(ap);
+}
+
+void rknn_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_line('W', fmt, ap);
 	va_end(ap);
 }
 
 /* librkaccel's negative errno as an RKNN_ERR_* code. */
-static int rknn_err(int err)
+int rknn_err(int err)
 {
 	switch (err) {
 	case 0:
@@ -110,7 +98,7 @@ static int rknn_err(int err)
 }
 
 /* Take a reference to the shared device, opening it for the first user. */
-static int dev_get(void)
+int dev_get(void)
 {
 	int ret = 0;
 
@@ -131,7 +119,7 @@ static int dev_get(void)
 	return ret;
 }
 
-static void dev_put(void)
+void dev_put(void)
 {
 	pthread_mutex_lock(&g_lock);
 	if (!--g_users) {
@@ -142,7 +130,7 @@ static void dev_put(void)
 }
 
 /* The live context @id, locked; NULL when there is none. */
-static struct rknn_ctx *ctx_get(rknn_context id)
+struct rknn_ctx *ctx_get(rknn_context id)
 {
 	struct rknn_ctx *c;
 
@@ -155,7 +143,7 @@ static struct rknn_ctx *ctx_get(rknn_context id)
 	return c;
 }
 
-static void ctx_put(struct rknn_ctx *c)
+void ctx_put(struct rknn_ctx *c)
 {
 	pthread_mutex_unlock(&c->lock);
 }
@@ -292,8 +280,12 @@ int rknn_init(rknn_context *context, void *model, uint32_t size, uint32_t flag,
 	struct rknn_ctx *c, *share = NULL;
 	int ret;
 
-	if (!context || !model || (flag & ~RKNN_KNOWN_FLAGS) ||
-	    batch > RKACCEL_CTX_MAX_BATCH)
+	if (flag & ~RKNN_KNOWN_FLAGS) {
+		rknn_log("rknn_init: flags 0x%x not supported (Documentation/rknn.rst)",
+			 flag & ~RKNN_KNOWN_FLAGS);
+		return RKNN_ERR_PARAM_INVALID;
+	}
+	if (!context || !model || batch > RKACCEL_CTX_MAX_BATCH)
 		return RKNN_ERR_PARAM_INVALID;
 	if (extend && (extend->real_model_offset || extend->real_model_size ||
 		       (extend->model_buffer_fd != 0 && extend->model_buffer_fd != -1) ||
@@ -538,6 +530,38 @@ static uint64_t bo_bytes(uint32_t handle)
 	return bi.size;
 }
 
+static int query_is_output(rknn_query_cmd cmd)
+{
+	return cmd == RKNN_QUERY_OUTPUT_ATTR || cmd == RKNN_QUERY_NATIVE_OUTPUT_ATTR ||
+	       cmd == RKNN_QUERY_CURRENT_OUTPUT_ATTR ||
+	       cmd == RKNN_QUERY_CURRENT_NATIVE_OUTPUT_ATTR;
+}
+
+static int query_is_native(rknn_query_cmd cmd)
+{
+	return cmd == RKNN_QUERY_NATIVE_INPUT_ATTR || cmd == RKNN_QUERY_NATIVE_OUTPUT_ATTR ||
+	       cmd == RKNN_QUERY_CURRENT_NATIVE_INPUT_ATTR ||
+	       cmd == RKNN_QUERY_CURRENT_NATIVE_OUTPUT_ATTR;
+}
+
+/* The project's model files carry no custom string: "", as the SDK gives for none. */
+static int query_custom_string(rknn_custom_string *s, uint32_t size)
+{
+	if (size < sizeof(*s))
+		return RKNN_ERR_PARAM_INVALID;
+	memset(s, 0, sizeof(*s));
+	return RKNN_SUCC;
+}
+
+/* Only dynamic-shape models have ranges; the SDK refuses a static one so. */
+static int query_dynamic_range(rknn_input_range *r, uint32_t size)
+{
+	if (size < sizeof(*r))
+		return RKNN_ERR_PARAM_INVALID;
+	rknn_warn("rknn_query: RKNN_QUERY_INPUT_DYNAMIC_RANGE: the model has static shapes");
+	return RKNN_ERR_MODEL_INVALID;
+}
+
 int rknn_query(rknn_context context, rknn_query_cmd cmd, void *info, uint32_t size)
 {
 	struct rknn_ctx *c = ctx_get(context);
@@ -564,18 +588,27 @@ int rknn_query(rknn_context context, rknn_query_cmd cmd, void *info, uint32_t si
 	case RKNN_QUERY_INPUT_ATTR:
 	case RKNN_QUERY_OUTPUT_ATTR:
 	case RKNN_QUERY_NATIVE_INPUT_ATTR:
-	case RKNN_QUERY_NATIVE_OUTPUT_ATTR: {
+	case RKNN_QUERY_NATIVE_OUTPUT_ATTR:
+	/* Static shapes: the current ones are the only ones. */
+	case RKNN_QUERY_CURRENT_INPUT_ATTR:
+	case RKNN_QUERY_CURRENT_OUTPUT_ATTR:
+	case RKNN_QUERY_CURRENT_NATIVE_INPUT_ATTR:
+	case RKNN_QUERY_CURRENT_NATIVE_OUTPUT_ATTR: {
 		rknn_tensor_attr *a = info;
 
 		if (size < sizeof(*a) || a->index != 0) {
 			ret = RKNN_ERR_PARAM_INVALID;
 			break;
 		}
-		fill_attr(c, cmd == RKNN_QUERY_OUTPUT_ATTR || cmd == RKNN_QUERY_NATIVE_OUTPUT_ATTR,
-			  cmd == RKNN_QUERY_NATIVE_INPUT_ATTR ||
-			  cmd == RKNN_QUERY_NATIVE_OUTPUT_ATTR, a);
+		fill_attr(c, query_is_output(cmd), query_is_native(cmd), a);
 		break;
 	}
+	case RKNN_QUERY_CUSTOM_STRING:
+		ret = query_custom_string(info, size);
+		break;
+	case RKNN_QUERY_INPUT_DYNAMIC_RANGE:
+		ret = query_dynamic_range(info, size);
+		break;
 	case RKNN_QUERY_PERF_RUN: {
 		rknn_perf_run *p = info;
 
@@ -623,6 +656,7 @@ int rknn_query(rknn_context context, rknn_query_cmd cmd, void *info, uint32_t si
 		break;
 	}
 	default:
+		rknn_log("rknn_query: command %d not supported (Documentation/rknn.rst)", (int)cmd);
 		ret = RKNN_ERR_PARAM_INVALID;
 		break;
 	}
@@ -720,11 +754,6 @@ struct pin_job {
 	uint32_t k;
 	int ret;
 };
-
-static struct rkaccel_mem *mem_of(const rknn_tensor_mem *m)
-{
-	return ((struct rknn_mem_priv *)m->priv_data)->mem;
-}
 
 /*
  * Slice @i on pinned context @p: bound memory is rebound at the slice's
@@ -945,69 +974,6 @@ out:
 	return ret;
 }
 
-rknn_tensor_mem *rknn_create_mem(rknn_context ctx, uint32_t size)
-{
-	struct rknn_ctx *c = ctx_get(ctx);
-	struct rknn_mem_priv *p;
-	rknn_tensor_mem *m;
-	int fd;
-
-	if (!c)
-		return NULL;
-	m = calloc(1, sizeof(*m));
-	p = calloc(1, sizeof(*p));
-	if (!size || !m || !p || rkaccel_mem_alloc(g_dev, size, &p->mem))
-		goto fail;
-	if (rkaccel_mem_export(p->mem, &fd))
-		goto fail;
-	m->virt_addr = rkaccel_mem_ptr(p->mem);
-	m->phys_addr = rkaccel_mem_npu_addr(p->mem);
-	m->fd = fd;
-	m->size = size;
-	m->flags = RKNN_TENSOR_MEMORY_FLAGS_ALLOC_INSIDE;
-	m->priv_data = p;
-	pthread_mutex_lock(&g_lock);
-	g_users++;	/* the device stays open while the memory lives */
-	pthread_mutex_unlock(&g_lock);
-	ctx_put(c);
-	return m;
-fail:
-	if (p)
-		rkaccel_mem_free(p->mem);
-	free(p);
-	free(m);
-	ctx_put(c);
-	return NULL;
-}
-
-int rknn_destroy_mem(rknn_context ctx, rknn_tensor_mem *mem)
-{
-	struct rknn_ctx *c = ctx_get(ctx), *o;
-	struct rknn_mem_priv *p;
-	int bound = 0;
-
-	if (!c)
-		return RKNN_ERR_CTX_INVALID;
-	ctx_put(c);
-	if (!mem || !mem->priv_data || mem->flags != RKNN_TENSOR_MEMORY_FLAGS_ALLOC_INSIDE)
-		return RKNN_ERR_PARAM_INVALID;
-	/* Memory still bound to a context would be freed under it. */
-	pthread_mutex_lock(&g_lock);
-	for (o = g_ctxs; o; o = o->next)
-		bound |= o->bound[0] == mem || o->bound[1] == mem;
-	pthread_mutex_unlock(&g_lock);
-	if (bound)
-		return RKNN_ERR_PARAM_INVALID;
-	p = mem->priv_data;
-	close(mem->fd);
-	rkaccel_mem_free(p->mem);
-	free(p);
-	mem->priv_data = NULL;
-	free(mem);
-	dev_put();
-	return RKNN_SUCC;
-}
-
 int rknn_set_io_mem(rknn_context ctx, rknn_tensor_mem *mem, rknn_tensor_attr *attr)
 {
 	struct rknn_ctx *c = ctx_get(ctx);
@@ -1018,7 +984,7 @@ int rknn_set_io_mem(rknn_context ctx, rknn_tensor_mem *mem, rknn_tensor_attr *at
 	if (!c)
 		return RKNN_ERR_CTX_INVALID;
 	if (!attr || attr->index != 0 || attr->fmt != RKNN_TENSOR_NC1HWC2 ||
-	    (mem && (!mem->priv_data || mem->offset < 0))) {
+	    (mem && (!mem_live(mem) || mem->offset < 0))) {
 		ret = RKNN_ERR_PARAM_INVALID;
 		goto out;
 	}
@@ -1026,7 +992,8 @@ int rknn_set_io_mem(rknn_context ctx, rknn_tensor_mem *mem, rknn_tensor_attr *at
 	out = !strcmp(attr->name, "output");
 	fill_attr(c, out, 1, &want);
 	if (strcmp(attr->name, want.name) || attr->size_with_stride != want.size_with_stride ||
-	    (mem && (uint64_t)mem->offset + want.size_with_stride > mem->size)) {
+	    (mem && (uint64_t)mem->offset + want.size_with_stride >
+		    rkaccel_mem_size(mem_of(mem)))) {
 		ret = RKNN_ERR_PARAM_INVALID;
 		goto out;
 	}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the files of librkaccel-rknn share: the context table, the one open
+ * device, logging and error mapping (rknn_api.c), the memory registry
+ * (rknn_mem.c). None of these names leaves the library: the static
+ * archive keeps only the SDK's functions global, the shared one exports
+ * only them (lib/rknn/librkaccel-rknn.map).
+ */
+#ifndef RKNN_INTERNAL_H
+#define RKNN_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "rkaccel.h"
+#include "rknn_api.h"
+
+/* Most cores rknn_set_batch_core_num() can pin (librkaccel's limit too). */
+#define RKNN_MAX_CORES	8
+
+struct rknn_out_alloc {
+	void *buf;
+	struct rknn_out_alloc *next;
+};
+
+struct rknn_ctx {
+	rknn_context id;
+	pthread_mutex_t lock;		/* one call at a time on the context */
+	struct rkaccel_ctx *ctx;
+	struct rkaccel_tensor_attr in_attr, out_attr;
+	uint32_t rows, out_rows, in_features, out_features, out_bytes;	/* rows: pixels */
+	uint64_t model_hash;		/* of the canonical model image: weights shared alike */
+	int8_t *in;			/* row-major input of the whole batch */
+	void *out;			/* row-major output of the last run */
+	int in_set;
+	int out_valid;			/* out holds the last run's results */
+	uint64_t frames;		/* completed runs */
+	int64_t last_us;
+	rknn_tensor_mem *bound[2];	/* zero-copy input, output */
+	size_t bound_off[2];		/* their offsets when bound */
+	struct rknn_out_alloc *allocs;	/* outputs_get() buffers not yet released */
+	uint32_t core_num;		/* of rknn_set_batch_core_num(), 0 if never set */
+	uint32_t npin;			/* contexts in pin[], 0: librkaccel's batch */
+	struct rkaccel_ctx *pin[RKNN_MAX_CORES];	/* pin[0] is ctx; pin[k] on core k */
+	struct rknn_ctx *next;
+};
+
+/* Behind rknn_tensor_mem.priv_data; every live one is in a list. */
+struct rknn_mem_priv {
+	struct rkaccel_mem *mem;
+	rknn_tensor_mem *pub;
+	int own_fd;			/* fd is ours to close (made here, not imported) */
+	int no_context;			/* RKNN_MEM_FLAG_ALLOC_NO_CONTEXT */
+	struct rknn_mem_priv *next;
+};
+
+extern pthread_mutex_t g_lock;		/* the tables below */
+extern struct rknn_ctx *g_ctxs;
+extern struct rkaccel_device *g_dev;
+extern struct rkaccel_info g_info;
+extern unsigned int g_users;		/* contexts and mems on g_dev */
+
+/* "E RKNN: ..." (error) and "W RKNN: ..." (warning) lines on stderr. */
+void rknn_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void rknn_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+int rknn_err(int err);
+int dev_get(void);
+void dev_put(void);
+struct rknn_ctx *ctx_get(rknn_context id);
+void ctx_put(struct rknn_ctx *c);
+
+/* The registered mem behind @m, NULL when @m is not a live one; g_lock held. */
+struct rknn_mem_priv *mem_find_locked(const rknn_tensor_mem *m);
+/* Whether @m is live (made here and not destroyed). */
+int mem_live(const rknn_tensor_mem *m);
+struct rkaccel_mem *mem_of(const rknn_tensor_mem *m);
+
+#endif /* RKNN_INTERNAL_H */
