@@ -52,6 +52,18 @@ struct rkaccel_core *rkaccel_core_create(struct rkaccel_device *rdev, unsigned i
 	return core;
 }
 
+/*
+ * PC_TASK_STATUS's task counter: the vendor masks it with the task number's
+ * width; RK3576 uses the bits above for something undocumented.
+ */
+static u32 rkaccel_core_tasks_done(struct rkaccel_core *core)
+{
+	const struct rkaccel_soc_data *soc = core->rdev->soc;
+
+	return rkaccel_core_read(core, soc->task_status_reg) &
+	       GENMASK(soc->task_number_bits - 1, 0);
+}
+
 /* Under the job lock: look at the job on the core again in one timeout. */
 void rkaccel_core_watch(struct rkaccel_core *core)
 {
@@ -76,8 +88,7 @@ static bool rkaccel_core_job_hung(struct rkaccel_core *core, struct rkaccel_job 
 				 msecs_to_jiffies(timeout_ms - held));
 		return false;
 	}
-	mark = ((u64)job->next_task << 32) |
-	       rkaccel_core_read(core, core->rdev->soc->task_status_reg);
+	mark = ((u64)job->next_task << 32) | rkaccel_core_tasks_done(core);
 	if (mark != job->progress && held < max(READ_ONCE(max_job_ms), timeout_ms)) {
 		job->progress = mark;
 		rkaccel_core_watch(core);
@@ -146,9 +157,7 @@ static struct rkaccel_job *rkaccel_core_advance(struct rkaccel_core *core,
 {
 	lockdep_assert_held(&core->job_lock);
 	if (++job->next_task < job->task_count) {
-		struct drm_rkaccel_task *t = &job->tasks[job->next_task];
-
-		rkaccel_core_start_task(core, t->regcmd_addr, t->regcmd_count, t->task_count);
+		rkaccel_core_start_task(core, &job->tasks[job->next_task]);
 		return NULL;
 	}
 	core->job = NULL;
@@ -162,8 +171,7 @@ static enum hrtimer_restart rkaccel_core_poll_timer(struct hrtimer *timer)
 	/* a hint only: the work checks again under the job lock */
 	if (!READ_ONCE(core->job))
 		return HRTIMER_NORESTART;
-	if (rkaccel_core_read(core, core->rdev->soc->task_status_reg) >=
-	    READ_ONCE(core->poll_tasks)) {
+	if (rkaccel_core_tasks_done(core) >= READ_ONCE(core->poll_tasks)) {
 		queue_work(system_highpri_wq, &core->poll_work);
 		return HRTIMER_NORESTART;
 	}
@@ -181,8 +189,7 @@ static void rkaccel_core_poll_work(struct work_struct *work)
 
 	spin_lock_irqsave(&core->job_lock, flags);
 	job = core->job;
-	if (job && rkaccel_core_read(core, core->rdev->soc->task_status_reg) <
-		   job->tasks[job->next_task].task_count) {
+	if (job && rkaccel_core_tasks_done(core) < job->tasks[job->next_task].task_count) {
 		/* another chain since the timer looked (or a reset): keep watching */
 		hrtimer_start(&core->poll, ns_to_ktime(RKACCEL_POLL_NS), HRTIMER_MODE_REL);
 	} else if (job) {
@@ -234,10 +241,20 @@ u32 rkaccel_core_task_con(const struct rkaccel_core *core, u32 task_count)
 	return (0x7u << bits) | (task_count & GENMASK(bits - 1, 0));
 }
 
-/* The PC-mode programming sequence for one chain of tasks. */
-void rkaccel_core_start_task(struct rkaccel_core *core, u64 regcmd_addr, u32 regcmd_count,
-			     u32 task_count)
+/*
+ * The PC-mode programming sequence for one chain of tasks. The interrupt
+ * mask enables the completion bits of the block that ends the chain (the
+ * vendor writes the last task's mask): a pooling chain ends with PPU's.
+ * Every status bit is cleared first, so that a bit left by the previous
+ * chain, context or reset is not read as this chain's.
+ */
+void rkaccel_core_start_task(struct rkaccel_core *core, const struct drm_rkaccel_task *t)
 {
+	u64 regcmd_addr = t->regcmd_addr;
+	u32 regcmd_count = t->regcmd_count, task_count = t->task_count;
+
+	core->done_bits = t->flags & DRM_RKACCEL_TASK_ENDS_PPU ? RKNPU_INT_PPU_DONE :
+								   RKNPU_INT_DPU_DONE;
 	rkaccel_core_write(core, RKNPU_PC_BASE_ADDRESS, 1);
 	if (core->rdev->num_cores > 1) {
 		u32 ptr = 0xe | (0x10000000u * core->index);
@@ -247,9 +264,9 @@ void rkaccel_core_start_task(struct rkaccel_core *core, u64 regcmd_addr, u32 reg
 	}
 	rkaccel_core_write(core, RKNPU_PC_BASE_ADDRESS, lower_32_bits(regcmd_addr));
 	rkaccel_core_write(core, RKNPU_PC_REGISTER_AMOUNTS, (regcmd_count + 1) / 2 - 1);
+	rkaccel_core_write(core, RKNPU_PC_INTERRUPT_CLEAR, RKNPU_INT_ALL);
 	rkaccel_core_write(core, RKNPU_PC_INTERRUPT_MASK,
-			   rkaccel_core_polls(core) ? 0 : RKNPU_INT_DPU_DONE);
-	rkaccel_core_write(core, RKNPU_PC_INTERRUPT_CLEAR, RKNPU_INT_DPU_DONE);
+			   rkaccel_core_polls(core) ? 0 : core->done_bits);
 	rkaccel_core_write(core, RKNPU_PC_TASK_CON, rkaccel_core_task_con(core, task_count));
 	rkaccel_core_write(core, RKNPU_PC_TASK_DMA_BASE_ADDR, 0);
 	rkaccel_core_write(core, RKNPU_PC_OPERATION_ENABLE, 1);
@@ -293,7 +310,7 @@ static void rkaccel_core_complete(struct rkaccel_core *core)
 		return;
 	}
 	/* a polled SoC's chains end through rkaccel_core_poll_work() alone */
-	if (!(raw & RKNPU_INT_DPU_DONE) || rkaccel_core_polls(core)) {
+	if (!(raw & core->done_bits) || rkaccel_core_polls(core)) {
 		spin_unlock_irqrestore(&core->job_lock, flags);
 		return;
 	}

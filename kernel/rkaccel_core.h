@@ -13,6 +13,7 @@
 #define RKACCEL_LOAD_SLOTS	10
 #define RKACCEL_LOAD_SLOT_NS	(100 * NSEC_PER_MSEC)
 
+struct drm_rkaccel_task;
 struct rkaccel_core;
 struct rkaccel_device;
 struct rkaccel_job;
@@ -66,6 +67,8 @@ struct rkaccel_reg_ops {
  *	watches PC_TASK_STATUS reach @poll_tasks while a chain runs.
  * @poll_work: completes the chain @poll saw done, as the interrupt would.
  * @poll_tasks: tasks of the running chain.
+ * @done_bits: the completion bits of the running chain's last block,
+ *	enabled in INTERRUPT_MASK; under @job_lock.
  * @fault_work: resets the core after an error interrupt, then ends
  *	@faulted with @fault_error.
  * @faulted: the job an error interrupt took off the core, until then.
@@ -96,6 +99,7 @@ struct rkaccel_core {
 	struct hrtimer poll;
 	struct work_struct poll_work;
 	u32 poll_tasks;
+	u32 done_bits;
 	struct work_struct fault_work;
 	struct rkaccel_job *faulted;
 	int fault_error;
@@ -139,8 +143,7 @@ struct rkaccel_core *rkaccel_core_create(struct rkaccel_device *rdev, unsigned i
 int rkaccel_core_sched_init(struct rkaccel_core *core);
 void rkaccel_core_sched_fini(struct rkaccel_core *core);
 u32 rkaccel_core_task_con(const struct rkaccel_core *core, u32 task_count);
-void rkaccel_core_start_task(struct rkaccel_core *core, u64 regcmd_addr, u32 regcmd_count,
-			     u32 task_count);
+void rkaccel_core_start_task(struct rkaccel_core *core, const struct drm_rkaccel_task *t);
 void rkaccel_core_irq(struct rkaccel_core *core);
 bool rkaccel_core_irq_atomic(struct rkaccel_core *core);
 void rkaccel_core_watch(struct rkaccel_core *core);

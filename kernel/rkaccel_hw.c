@@ -194,12 +194,17 @@ static void hw_reset(struct rkaccel_core *core)
 	struct rkaccel_hw_core *hw = core->backend;
 
 	rkaccel_hw_write(hw, RKNPU_PC_INTERRUPT_MASK, 0);
+	/* the line is shared: the IOMMU's interrupt must not read a core in reset */
+	WRITE_ONCE(hw->in_reset, true);
 	synchronize_irq(hw->irq);
 	reset_control_assert(hw->rst);
 	usleep_range(10, 20);
 	reset_control_deassert(hw->rst);
 	if (hw->ext)
 		hw->ext->reset(hw->ext_priv);
+	/* whether srst clears the status is not known: bits of the old job go */
+	rkaccel_hw_write(hw, RKNPU_PC_INTERRUPT_CLEAR, RKNPU_INT_ALL);
+	WRITE_ONCE(hw->in_reset, false);
 	/* The IOMMU state after a core reset is not trusted: reattach. */
 	guard(mutex)(&hw->domain_lock);
 	hw_detach_locked(hw);
@@ -268,7 +273,7 @@ static irqreturn_t hw_irq(int irq, void *data)
 	struct rkaccel_core *core;
 	u32 status, raw;
 
-	if (!READ_ONCE(hw->powered))
+	if (!READ_ONCE(hw->powered) || READ_ONCE(hw->in_reset))
 		return IRQ_NONE;
 	status = rkaccel_hw_read(hw, RKNPU_PC_INTERRUPT_STATUS);
 	raw = rkaccel_hw_read(hw, RKNPU_PC_INTERRUPT_RAW_STATUS);

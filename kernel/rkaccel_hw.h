@@ -44,6 +44,7 @@ struct rkaccel_vm;
  * @domain_lock: protects @domain.
  * @domain: IOMMU domain attached to the core, NULL for the default one.
  * @powered: clocks are on and the registers may be touched.
+ * @in_reset: the core's reset is asserted: its registers do not answer.
  * @hw_version: PC_VERSION read at probe.
  * @hw_version_num: PC_VERSION_NUM read at probe.
  * @core: the driver's core once the device exists, else NULL; set and
@@ -67,6 +68,7 @@ struct rkaccel_hw_core {
 	struct mutex domain_lock;	/* protects domain */
 	struct iommu_domain *domain;
 	bool powered;
+	bool in_reset;
 	u32 hw_version;
 	u32 hw_version_num;
 	struct rkaccel_core *core;

@@ -130,7 +130,7 @@ static struct dma_fence *rkaccel_job_run(struct drm_sched_job *sched_job)
 	spin_lock_irqsave(&core->job_lock, flags);
 	job->start = ktime_get();
 	core->job = job;
-	rkaccel_core_start_task(core, t->regcmd_addr, t->regcmd_count, t->task_count);
+	rkaccel_core_start_task(core, t);
 	rkaccel_core_watch(core);
 	spin_unlock_irqrestore(&core->job_lock, flags);
 	dma_fence_end_signalling(cookie);
@@ -369,7 +369,7 @@ static int rkaccel_submit_get_tasks(struct rkaccel_job *job, struct rkaccel_file
 	for (i = 0; i < job->task_count; i++) {
 		const struct drm_rkaccel_task *t = &job->tasks[i];
 
-		if (t->flags || t->pad)
+		if (t->flags & ~DRM_RKACCEL_TASK_ENDS_PPU || t->pad)
 			return rkaccel_inval(ddev, "task %u: flags 0x%x pad 0x%x", i, t->flags,
 					     t->pad);
 		/* PC_REGISTER_AMOUNTS holds (count + 1) / 2 - 1 in 16 bits */

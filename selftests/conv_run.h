@@ -102,7 +102,8 @@ static inline int conv_run_exec(int fd, uint32_t ctx, struct conv_run *r)
 	for (i = 0; i < r->nstarts; i++)
 		tasks[i] = (struct drm_rkaccel_task){ .regcmd_addr = r->starts[i].regcmd_addr,
 						      .regcmd_count = r->starts[i].regcmd_count,
-						      .task_count = r->starts[i].task_count };
+						      .task_count = r->starts[i].task_count,
+						      .flags = r->starts[i].flags };
 	for (i = 0; i < RKACCEL_BUF_COUNT; i++) {
 		if (!r->bo[i].handle)
 			continue;

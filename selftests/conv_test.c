@@ -388,6 +388,7 @@ struct op_bufs {
 	uint32_t wt_bytes, bias_off;
 	uint64_t *e;
 	uint32_t ne;
+	uint32_t task_flags;	/* DRM_RKACCEL_TASK_ENDS_PPU for a pooling task */
 };
 
 static uint32_t align_up(uint32_t v, uint32_t a)
@@ -640,6 +641,7 @@ static int op_exec(int fd, uint32_t ctx, struct op_bufs *b)
 {
 	struct drm_rkaccel_task task = {
 		.regcmd_addr = b->cmd.npu_addr, .regcmd_count = b->ne, .task_count = 1,
+		.flags = b->task_flags,
 	};
 	struct drm_rkaccel_submit_bo bos[5] = {
 		{ .handle = b->cmd.handle }, { .handle = b->in.handle },
@@ -1006,6 +1008,7 @@ static void pool_put(struct op_bufs *b, const struct ref_pool *p)
 	b->e[b->ne++] = rkt_regcmd(RKNPU_TGT_OP_PREFIX, 0, 0);
 	b->e[b->ne++] = rkt_regcmd(RKNPU_TGT_OP_EN, RKNPU_REG_OP_EN,
 				   RKNPU_BLK_PPU | RKNPU_BLK_PPU_RDMA);
+	b->task_flags = DRM_RKACCEL_TASK_ENDS_PPU;
 }
 
 /* Buffers and the task; the weight BO holds nothing but is part of the job. */

@@ -92,6 +92,26 @@ module_param_cb(sim_fail_attach, &sim_fail_attach_ops, NULL, 0644);
 MODULE_PARM_DESC(sim_fail_attach,
 		 "Simulator: fail this many next address-space attaches with -EIO (default 0)");
 
+/*
+ * Where silicon's behaviour is not known (Documentation/datapath.rst), a
+ * parameter picks one of the plausible answers, and the driver's tests run
+ * under each.
+ */
+static bool sim_error_line_masked;
+module_param(sim_error_line_masked, bool, 0644);
+MODULE_PARM_DESC(sim_error_line_masked,
+		 "Simulator: DMA error bits assert the line only when INTERRUPT_MASK enables them (1, the TRM's text) or always (0, default)");
+
+static bool sim_reset_keeps_status;
+module_param(sim_reset_keeps_status, bool, 0644);
+MODULE_PARM_DESC(sim_reset_keeps_status,
+		 "Simulator: a core reset leaves INTERRUPT_RAW_STATUS as it was (1) or clears it (0, default)");
+
+static unsigned int sim_task_status_high = 0x5a5a;
+module_param(sim_task_status_high, uint, 0644);
+MODULE_PARM_DESC(sim_task_status_high,
+		 "Simulator: RK3576's PC_TASK_STATUS bits 31:16 (undocumented; the vendor masks 0xffff), default 0x5a5a");
+
 static unsigned int resets;
 module_param(resets, uint, 0444);
 MODULE_PARM_DESC(resets, "Simulator: core resets so far, all cores (read-only, for tests)");
@@ -119,8 +139,10 @@ static DEFINE_SPINLOCK(resets_lock);
  * @chain_ns: its modelled time.
  * @chain_tasks: its tasks once executed, 0 before: PC_TASK_STATUS then
  *	follows the modelled time from 0 to @chain_tasks.
- * @done_bits: what the chain's end raises: DPU_DONE, or nothing on RK3576
- *	after an int32-output task (its DPU raises no bit for those).
+ * @done_bits: what the chain's end raises: the completion bits of the
+ *	block of its last task (PPU's for a pooling task, DPU's otherwise),
+ *	or nothing on RK3576 after an int32-output task (its DPU raises no
+ *	bit for those).
  * @exec_tasks: tasks executed so far, PC_TASK_STATUS while the chain's
  *	host compute runs (a slow host must not look like a hung core).
  * @cmds: the task's regcmd entries, read by @exec: allocated once, for
@@ -178,8 +200,11 @@ static u32 sim_task_status_locked(struct rkaccel_sim_core *sim)
 
 static u32 sim_read_locked(struct rkaccel_sim_core *sim, u32 reg)
 {
+	/* RK3576 uses the upper half for something undocumented */
 	if (reg == sim->soc->task_status_reg)
-		return sim_task_status_locked(sim);
+		return sim_task_status_locked(sim) |
+		       (sim->soc->soc == DRM_RKACCEL_SOC_RK3576 ?
+			READ_ONCE(sim_task_status_high) << 16 : 0);
 
 	switch (reg) {
 	case RKNPU_PC_VERSION:
@@ -192,6 +217,20 @@ static u32 sim_read_locked(struct rkaccel_sim_core *sim, u32 reg)
 	default:
 		return *sim_reg(sim, reg);
 	}
+}
+
+/*
+ * Under the lock: the level of the core's interrupt line. Completion bits
+ * assert it when the mask enables them; error bits as sim_error_line_masked
+ * says.
+ */
+static bool sim_line_locked(struct rkaccel_sim_core *sim)
+{
+	u32 enabled = *sim_reg(sim, RKNPU_PC_INTERRUPT_MASK);
+
+	if (!READ_ONCE(sim_error_line_masked))
+		enabled |= RKNPU_INT_DMA_ERROR;
+	return *sim_reg(sim, RKNPU_PC_INTERRUPT_RAW_STATUS) & enabled;
 }
 
 /* Returns true when the write starts the program counter. */
@@ -223,6 +262,16 @@ static bool sim_write_locked(struct rkaccel_sim_core *sim, u32 reg, u32 val)
 	}
 }
 
+/*
+ * The interrupt line: a GIC latches it as pending, as the core's level would
+ * (arm64); the x86 shim's software interrupt runs its handler directly.
+ */
+static void sim_fire(struct rkaccel_sim_core *sim)
+{
+	if (irq_set_irqchip_state(sim->irq, IRQCHIP_STATE_PENDING, true))
+		generic_handle_irq_safe(sim->irq);
+}
+
 /* Explicit lock/unlock: sparse cannot follow guard() through a switch. */
 static u32 sim_read(void *priv, u32 reg)
 {
@@ -243,16 +292,20 @@ static void sim_write(void *priv, u32 reg, u32 val)
 {
 	struct rkaccel_sim_core *sim = priv;
 	unsigned long flags;
-	bool start;
+	bool start, line;
 
 	if (WARN_ON_ONCE(reg >= RKNPU_CORE_REG_SPAN || reg % 4))
 		return;
 
 	spin_lock_irqsave(&sim->lock, flags);
 	start = sim_write_locked(sim, reg, val);
+	line = sim_line_locked(sim);
 	spin_unlock_irqrestore(&sim->lock, flags);
 	if (start)
 		queue_work(sim_wq, &sim->exec);
+	/* a level line: still asserted after a clear or unmask that left bits */
+	if (line && (reg == RKNPU_PC_INTERRUPT_CLEAR || reg == RKNPU_PC_INTERRUPT_MASK))
+		sim_fire(sim);
 }
 
 static int sim_attach_vm(void *priv, struct rkaccel_vm *vm)
@@ -273,6 +326,7 @@ static void sim_reset(void *priv)
 {
 	struct rkaccel_sim_core *sim = priv;
 	unsigned long flags;
+	u32 raw;
 
 	spin_lock_irqsave(&sim->lock, flags);
 	sim->generation++;
@@ -285,7 +339,10 @@ static void sim_reset(void *priv)
 		resets++;
 
 	spin_lock_irqsave(&sim->lock, flags);
+	raw = *sim_reg(sim, RKNPU_PC_INTERRUPT_RAW_STATUS);
 	memset(sim->regs, 0, sizeof(sim->regs));
+	if (READ_ONCE(sim_reset_keeps_status))
+		*sim_reg(sim, RKNPU_PC_INTERRUPT_RAW_STATUS) = raw;
 	sim->chain_tasks = 0;
 	WRITE_ONCE(sim->exec_tasks, 0);
 	sim->vm = NULL;
@@ -300,17 +357,7 @@ struct sim_task {
 	bool enabled;
 };
 
-/*
- * The interrupt line: a GIC latches it as pending, as the core's level would
- * (arm64); the x86 shim's software interrupt runs its handler directly.
- */
-static void sim_fire(struct rkaccel_sim_core *sim)
-{
-	if (irq_set_irqchip_state(sim->irq, IRQCHIP_STATE_PENDING, true))
-		generic_handle_irq_safe(sim->irq);
-}
-
-/* Latch interrupt bits; the line rises for an unmasked bit or an error. */
+/* Latch interrupt bits; the line rises as sim_line_locked() says. */
 static void sim_raise(struct rkaccel_sim_core *sim, u32 gen, u32 bits)
 {
 	unsigned long flags;
@@ -322,7 +369,8 @@ static void sim_raise(struct rkaccel_sim_core *sim, u32 gen, u32 bits)
 		return;
 	}
 	*sim_reg(sim, RKNPU_PC_INTERRUPT_RAW_STATUS) |= bits;
-	line = bits & (*sim_reg(sim, RKNPU_PC_INTERRUPT_MASK) | RKNPU_INT_ERRORS);
+	/* the simulator's own refusal is not a line of silicon's: always */
+	line = sim_line_locked(sim) || (bits & RKNPU_INT_SIM_UNSUPPORTED);
 	spin_unlock_irqrestore(&sim->lock, flags);
 	if (line)
 		sim_fire(sim);
@@ -444,10 +492,23 @@ static u32 sim_fetch(struct rkaccel_sim_core *sim, struct rkaccel_vm *vm, u32 ad
 	return 0;
 }
 
+/*
+ * The completion bits of the chain's last task, by the block that ends it
+ * (the vendor's int_mask: 0x300 for DPU tasks, 0xc00 for pooling).
+ */
+static u32 sim_done_bits(struct rkaccel_sim_core *sim, u32 blocks, bool out_int32)
+{
+	if (blocks & (RKNPU_BLK_PPU | RKNPU_BLK_PPU_RDMA))
+		return RKNPU_INT_PPU_DONE;
+	if (sim->soc->soc == DRM_RKACCEL_SOC_RK3576 && out_int32)
+		return 0;
+	return RKNPU_INT_DPU_DONE;
+}
+
 static void sim_exec(struct work_struct *work)
 {
 	struct rkaccel_sim_core *sim = container_of(work, struct rkaccel_sim_core, exec);
-	u32 gen, addr, count, tasks, task_con, err, bits = 0, done = 0;
+	u32 gen, addr, count, tasks, task_con, err, bits = 0, done = 0, blocks = 0;
 	ktime_t start = ktime_get();
 	bool out_int32 = false, late = false;
 	struct rkaccel_vm *vm;
@@ -487,6 +548,7 @@ static void sim_exec(struct work_struct *work)
 		if (!task.enabled)
 			return;	/* nothing started: the core hangs */
 
+		blocks = task.op_enable;
 		err = sim_run_task(sim, vm, &task, &ns, &out_int32);
 		if (err) {
 			sim_raise(sim, gen, err);
@@ -513,8 +575,7 @@ static void sim_exec(struct work_struct *work)
 		sim->chain_ns = ns;
 		sim->chain_tasks = done;
 		sim->armed_gen = gen;
-		sim->done_bits = sim->soc->soc == DRM_RKACCEL_SOC_RK3576 && out_int32 ?
-				 0 : RKNPU_INT_DPU_DONE;
+		sim->done_bits = sim_done_bits(sim, blocks, out_int32);
 		late = !ktime_before(ktime_get(), ktime_add_ns(start, ns));
 		bits = sim->done_bits;
 		if (!late)

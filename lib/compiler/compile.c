@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "compile.h"
+#include "rkaccel_drm.h"
 
 /* Entries of a task's tail: next address, next amounts, prefix, enable. */
 #define TAIL_ENTRIES		4
@@ -142,6 +143,25 @@ int requant_out_cvt(float multiplier, uint32_t *scale, uint32_t *shift)
 int requant_ew_cvt(float multiplier, uint32_t *scale, uint32_t *shift)
 {
 	return split_multiplier(multiplier, scale, shift);
+}
+
+static uint32_t task_entries(const struct rkaccel_program *p, uint32_t task);
+
+/*
+ * Whether @task's enable entry starts the PPU: a chain that ends with one
+ * completes with the PPU's interrupt bits, which the kernel must enable.
+ */
+static bool task_runs_ppu(const struct rkaccel_program *p, uint32_t task)
+{
+	uint32_t i, end = p->task_start[task] + task_entries(p, task);
+
+	for (i = p->task_start[task]; i < end; i++) {
+		uint64_t e = p->cmds[i];
+
+		if ((uint32_t)(e >> 48) == RKNPU_TGT_OP_EN && (uint16_t)e == RKNPU_REG_OP_EN)
+			return (uint32_t)(e >> 16) & (RKNPU_BLK_PPU | RKNPU_BLK_PPU_RDMA);
+	}
+	return false;
 }
 
 static uint32_t task_entries(const struct rkaccel_program *p, uint32_t task)
@@ -378,6 +398,7 @@ int rkaccel_program_emit(const struct rkaccel_program *prog,
 		.regcmd_addr = addr[RKACCEL_BUF_REGCMD],
 		.regcmd_count = task_entries(prog, 0),
 		.task_count = prog->num_tasks,
+		.flags = task_runs_ppu(prog, prog->num_tasks - 1) ? DRM_RKACCEL_TASK_ENDS_PPU : 0,
 	};
 	for (i = 0; i < prog->num_cmds; i++)
 		out[i] = htole64(out[i]);

@@ -347,6 +347,7 @@ struct rkaccel_pc_start {
 	uint64_t regcmd_addr;	/* NPU address of the first task */
 	uint32_t regcmd_count;	/* its entries */
 	uint32_t task_count;	/* hardware tasks in the chain */
+	uint32_t flags;		/* drm_rkaccel_task.flags: DRM_RKACCEL_TASK_ENDS_PPU */
 };
 
 /*

@@ -324,6 +324,7 @@ static int ctx_bind(struct rkaccel_ctx *c)
 		c->tasks[i].regcmd_addr = starts[i].regcmd_addr;
 		c->tasks[i].regcmd_count = starts[i].regcmd_count;
 		c->tasks[i].task_count = starts[i].task_count;
+		c->tasks[i].flags = starts[i].flags;
 	}
 	free(starts);
 	return ret;
@@ -517,11 +518,11 @@ static int ctx_images(struct rkaccel_ctx *owner, struct rkaccel_ctx *c, uint32_t
 		for (t = 0; !ret && t < c->ntasks; t++) {
 			struct drm_rkaccel_task *dt = &c->xtasks[j * c->ntasks + t];
 
-			/* flags and padding zero: the kernel refuses anything else */
 			*dt = (struct drm_rkaccel_task){
 				.regcmd_addr = starts[t].regcmd_addr,
 				.regcmd_count = starts[t].regcmd_count,
 				.task_count = starts[t].task_count,
+				.flags = starts[t].flags,
 			};
 		}
 	}

@@ -264,6 +264,9 @@ struct drm_rkaccel_ctx_query {
  * and runs @task_count hardware tasks, each one chained to the next by the
  * PC_BASE_ADDRESS / PC_REGISTER_AMOUNTS entries at its tail.
  */
+/* drm_rkaccel_task.flags: the chain ends with a pooling (PPU-only) task. */
+#define DRM_RKACCEL_TASK_ENDS_PPU	(1u << 0)
+
 struct drm_rkaccel_task {
 	/** @regcmd_addr: NPU address, 16-byte aligned, inside a BO of the job. */
 	__u64 regcmd_addr;
@@ -271,7 +274,11 @@ struct drm_rkaccel_task {
 	__u32 regcmd_count;
 	/** @task_count: hardware tasks in the chain; at least 1. */
 	__u32 task_count;
-	/** @flags: must be zero (none defined yet). */
+	/**
+	 * @flags: DRM_RKACCEL_TASK_ENDS_PPU when the chain's last hardware
+	 * task runs only the PPU (pooling): it completes with the PPU's
+	 * interrupt bits, not the DPU's. Other bits must be zero.
+	 */
 	__u32 flags;
 	/** @pad: must be zero. */
 	__u32 pad;
