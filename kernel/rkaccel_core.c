@@ -265,8 +265,9 @@ void rkaccel_core_start_task(struct rkaccel_core *core, const struct drm_rkaccel
 	rkaccel_core_write(core, RKNPU_PC_BASE_ADDRESS, lower_32_bits(regcmd_addr));
 	rkaccel_core_write(core, RKNPU_PC_REGISTER_AMOUNTS, (regcmd_count + 1) / 2 - 1);
 	rkaccel_core_write(core, RKNPU_PC_INTERRUPT_CLEAR, RKNPU_INT_ALL);
-	rkaccel_core_write(core, RKNPU_PC_INTERRUPT_MASK,
-			   rkaccel_core_polls(core) ? 0 : core->done_bits);
+	/* DMA errors enabled on purpose: silicon may not raise them unmasked */
+	rkaccel_core_write(core, RKNPU_PC_INTERRUPT_MASK, RKNPU_INT_DMA_ERROR |
+			   (rkaccel_core_polls(core) ? 0 : core->done_bits));
 	rkaccel_core_write(core, RKNPU_PC_TASK_CON, rkaccel_core_task_con(core, task_count));
 	rkaccel_core_write(core, RKNPU_PC_TASK_DMA_BASE_ADDR, 0);
 	rkaccel_core_write(core, RKNPU_PC_OPERATION_ENABLE, 1);
