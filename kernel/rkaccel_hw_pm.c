@@ -18,6 +18,7 @@
 #include <linux/pm_domain.h>
 #include <linux/pm_opp.h>
 #include <linux/pm_runtime.h>
+#include <linux/regulator/consumer.h>
 
 #include "rkaccel_core.h"
 #include "rkaccel_device.h"
@@ -352,11 +353,39 @@ static int rkaccel_hw_read_version(struct rkaccel_hw_core *hw)
 	return 0;
 }
 
+/*
+ * Hold the NPU's rails from probe to remove. The OPP core enables
+ * npu-supply only for core 0, at its first rate change; the power domains
+ * may come up before that, and regulator late cleanup switches a boot-on
+ * rail that no consumer has enabled off 30 s after boot. Each core takes
+ * its own reference, so the rails stay up while any core is bound. A board
+ * without a supply in its tree (or a kernel without regulators) has none to
+ * hold.
+ */
+static int rkaccel_hw_rails_init(struct rkaccel_hw_core *hw)
+{
+	static const char *const rails[] = { "npu", "sram" };
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(rails); i++) {
+		ret = devm_regulator_get_enable_optional(hw->dev, rails[i]);
+		if (ret == -ENODEV)
+			continue;
+		if (ret)
+			return dev_err_probe(hw->dev, ret, "%s-supply\n", rails[i]);
+	}
+	return 0;
+}
+
 int rkaccel_hw_pm_init(struct rkaccel_hw_core *hw)
 {
 	int ret;
 
 	dev_set_drvdata(hw->dev, hw);
+	ret = rkaccel_hw_rails_init(hw);
+	if (ret)
+		return ret;
 	ret = rkaccel_hw_attach_domains(hw);
 	if (ret)
 		return dev_err_probe(hw->dev, ret, "power domains\n");

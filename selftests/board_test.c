@@ -237,6 +237,56 @@ TEST_F(board, cores_probed_through_board_code)
 	EXPECT_TRUE(klog_has("hardware version 0x"));
 }
 
+/*
+ * The consumers that hold the regulator named @name enabled (its sysfs
+ * num_users), or -1 when no regulator has that name.
+ */
+static int rail_users(const char *name)
+{
+	char path[300], buf[64];
+	glob_t g;
+	size_t i;
+	int users = -1;
+
+	if (glob("/sys/class/regulator/regulator.*", 0, NULL, &g))
+		return -1;
+	for (i = 0; i < g.gl_pathc && users < 0; i++) {
+		snprintf(path, sizeof(path), "%s/name", g.gl_pathv[i]);
+		if (read_str(path, buf, sizeof(buf)) || strcmp(buf, name))
+			continue;
+		snprintf(path, sizeof(path), "%s/num_users", g.gl_pathv[i]);
+		if (!read_str(path, buf, sizeof(buf)))
+			users = atoi(buf);
+	}
+	globfree(&g);
+	return users;
+}
+
+/*
+ * Every core holds the NPU's rails from probe, before any job or rate
+ * change: the OPP core enables npu-supply for core 0 only, and nothing else
+ * enables sram-supply, which late cleanup would switch off. The rails as
+ * the RK3588 QEMU tree (dts/qemu/rk3588-npu-sim-rails.dtsi) and boards name
+ * them.
+ */
+TEST_F(board, rails_held_from_probe)
+{
+	static const char *const rails[] = { "vdd_npu_s0", "vdd_npu_mem_s0" };
+	int i, users, found = 0;
+
+	ASSERT_LT(0, self->ncores);
+	for (i = 0; i < 2; i++) {
+		users = rail_users(rails[i]);
+		if (users < 0)
+			continue;
+		found++;
+		EXPECT_LE(self->ncores, users) TH_LOG("%s: %d users, %d cores bound",
+						      rails[i], users, self->ncores);
+	}
+	if (!found)
+		SKIP(return, "no regulator named vdd_npu_s0 or vdd_npu_mem_s0");
+}
+
 /* sysfs has no unbind for the cores: they leave with rkaccel_sim or the module. */
 TEST_F(board, unbind_is_refused)
 {
