@@ -262,31 +262,6 @@ static int rail_users(const char *name)
 	return users;
 }
 
-/*
- * Every core holds the NPU's rails from probe, before any job or rate
- * change: the OPP core enables npu-supply for core 0 only, and nothing else
- * enables sram-supply, which late cleanup would switch off. The rails as
- * the RK3588 QEMU tree (dts/qemu/rk3588-npu-sim-rails.dtsi) and boards name
- * them.
- */
-TEST_F(board, rails_held_from_probe)
-{
-	static const char *const rails[] = { "vdd_npu_s0", "vdd_npu_mem_s0" };
-	int i, users, found = 0;
-
-	ASSERT_LT(0, self->ncores);
-	for (i = 0; i < 2; i++) {
-		users = rail_users(rails[i]);
-		if (users < 0)
-			continue;
-		found++;
-		EXPECT_LE(self->ncores, users) TH_LOG("%s: %d users, %d cores bound",
-						      rails[i], users, self->ncores);
-	}
-	if (!found)
-		SKIP(return, "no regulator named vdd_npu_s0 or vdd_npu_mem_s0");
-}
-
 /* sysfs has no unbind for the cores: they leave with rkaccel_sim or the module. */
 TEST_F(board, unbind_is_refused)
 {
@@ -485,6 +460,42 @@ static void drop_file(struct __test_metadata *_metadata, int *fd)
 	*fd = -1;
 	ASSERT_EQ(0, rkt_module_remove("rkaccel_sim", 5000));
 	EXPECT_FALSE(rkt_device_bound()) TH_LOG("the device outlived its cores");
+}
+
+/*
+ * Every core holds the NPU's rails from probe, before any job or rate
+ * change: the OPP core enables npu-supply for core 0 only, and nothing else
+ * enables sram-supply, which late cleanup would switch off. What the cores
+ * hold is the users a rail loses when they leave (others, the framework's
+ * own among them, stay). The rails as the RK3588 QEMU tree
+ * (dts/qemu/rk3588-npu-sim-rails.dtsi) and boards name them.
+ */
+TEST_F(board, rails_held_from_probe)
+{
+	static const char *const rails[] = { "vdd_npu_s0", "vdd_npu_mem_s0" };
+	int i, bound[2], found = 0;
+	char sim[64];
+
+	ASSERT_LT(0, self->ncores);
+	for (i = 0; i < 2; i++) {
+		bound[i] = rail_users(rails[i]);
+		found += bound[i] >= 0;
+	}
+	if (!found)
+		SKIP(return, "no regulator named vdd_npu_s0 or vdd_npu_mem_s0");
+	rkt_sim_module_params(sim, sizeof(sim));
+	drop_file(_metadata, &self->fd);
+	ASSERT_EQ(0, core_dirs(self->cores, RKACCEL_MAX_CORES_TEST)) TH_LOG("cores still bound");
+	for (i = 0; i < 2; i++) {
+		int left = rail_users(rails[i]);
+
+		if (bound[i] < 0)
+			continue;
+		EXPECT_LE(self->ncores, bound[i] - left)
+			TH_LOG("%s: %d users with the %d cores bound, %d without",
+			       rails[i], bound[i], self->ncores, left);
+	}
+	ASSERT_EQ(0, rkt_modules_load(sim));
 }
 
 /* Removal unbinds every core; a second load probes them all again. */
