@@ -10,7 +10,8 @@ path, and fails when one is missing:
 
     dt-add-symbols.py BOARD.dtb OUT.dtb
 
-A label the DTB already has is left as it is. Uses Debian's python3-libfdt.
+A label the DTB already has is left as it is. Uses Debian's python3-libfdt,
+which dt-schema (scripts/deps.sh) depends on.
 """
 import os
 import sys
@@ -78,7 +79,7 @@ def main(src, dst):
         del paths["vcc5v0_sys"]    # only the Sige7 overlay's NPU rail needs it
     missing = [label for label, path in paths.items() if path is None]
     if missing:
-        sys.exit(f"{src}: no node for {', '.join(missing)}")
+        return f"{src}: no node for {', '.join(missing)}"
     sym = fdt.path_offset("/__symbols__", libfdt.QUIET_NOTFOUND)
     if sym < 0:
         sym = fdt.add_subnode(0, "__symbols__")
@@ -89,13 +90,17 @@ def main(src, dst):
     fdt.pack()
     with open(dst, "wb") as f:
         f.write(fdt.as_bytearray())
+    return None
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit("usage: dt-add-symbols.py BOARD.dtb OUT.dtb")
-    main(sys.argv[1], sys.argv[2])
+    error = "usage: dt-add-symbols.py BOARD.dtb OUT.dtb"
+    if len(sys.argv) == 3:
+        error = main(sys.argv[1], sys.argv[2])
+    if error:
+        print(error, file=sys.stderr)
     sys.stdout.flush()
+    sys.stderr.flush()
     # Debian's libfdt binding aborts at interpreter shutdown ("none_dealloc"):
     # leave without tearing it down.
-    os._exit(0)
+    os._exit(1 if error else 0)
