@@ -9,6 +9,7 @@
 #include <drm/gpu_scheduler.h>
 #include <linux/delay.h>
 #include <linux/devfreq.h>
+#include <linux/devfreq_cooling.h>
 #include <linux/interrupt.h>
 #include <linux/io.h>
 #include <linux/jiffies.h>
@@ -223,6 +224,31 @@ static struct clk *rkaccel_hw_npu_clk(struct rkaccel_hw_core *hw)
 	return NULL;
 }
 
+static void rkaccel_hw_cooling_unregister(void *cdev)
+{
+	devfreq_cooling_unregister(cdev);
+}
+
+/*
+ * A cooling device on the NPU's devfreq, as panfrost has: a thermal zone
+ * that names it in its cooling maps caps the NPU clock when hot. Its power
+ * model comes from the OPP table (an energy model needs the table's
+ * dynamic-power-coefficient; without one the device still caps by state).
+ * Without CONFIG_DEVFREQ_THERMAL, or when it fails, the NPU has none.
+ */
+static void rkaccel_hw_cooling_init(struct rkaccel_hw_core *hw, struct devfreq *df)
+{
+	struct thermal_cooling_device *cdev = devfreq_cooling_em_register(df, NULL);
+
+	if (IS_ERR(cdev)) {
+		if (IS_ENABLED(CONFIG_DEVFREQ_THERMAL))
+			dev_warn(hw->dev, "no cooling device: %pe\n", cdev);
+		return;
+	}
+	if (devm_add_action_or_reset(hw->dev, rkaccel_hw_cooling_unregister, cdev))
+		dev_warn(hw->dev, "no cooling device: out of memory\n");
+}
+
 /*
  * devfreq with simple_ondemand from @freq, the OPP set at probe. Without
  * CONFIG_PM_DEVFREQ, or when devfreq fails, the NPU stays at @freq.
@@ -260,6 +286,7 @@ static void rkaccel_hw_devfreq_init(struct rkaccel_hw_core *hw, unsigned long fr
 		dev_warn(hw->dev, "devfreq does not follow OPP changes: %d\n", ret);
 	dev_info(hw->dev, "NPU clock scaled by devfreq %s (simple_ondemand)\n",
 		 dev_name(&df->dev));
+	rkaccel_hw_cooling_init(hw, df);
 }
 
 /*

@@ -420,6 +420,59 @@ TEST_F(board, devfreq_follows_load)
 	EXPECT_EQ(min, devfreq_wait(dir, min, 3000)) TH_LOG("idle again: not back down");
 }
 
+static unsigned long ksym_addr(const char *name);
+
+/* The thermal cooling device named @type: its sysfs directory, or "". */
+static void cooling_dir(const char *type, char *buf, size_t len)
+{
+	char path[300], name[128];
+	glob_t g;
+	size_t i;
+
+	buf[0] = '\0';
+	if (glob("/sys/class/thermal/cooling_device*", 0, NULL, &g))
+		return;
+	for (i = 0; i < g.gl_pathc && !buf[0]; i++) {
+		snprintf(path, sizeof(path), "%s/type", g.gl_pathv[i]);
+		if (!read_str(path, name, sizeof(name)) && !strcmp(name, type))
+			snprintf(buf, len, "%s", g.gl_pathv[i]);
+	}
+	globfree(&g);
+}
+
+/*
+ * The NPU's devfreq is a thermal cooling device ("devfreq-" and the core's
+ * name, as the devfreq cooling code names it): its deepest state caps the
+ * clock below the highest OPP, state 0 lifts the cap.
+ */
+TEST_F(board, cooling_device_caps_the_clock)
+{
+	char dir[300], cdev[300], type[160], path[400], buf[32];
+	uint64_t max, capped;
+	const char *core;
+
+	devfreq_dir(dir, sizeof(dir));
+	if (!dir[0])
+		SKIP(return, "no devfreq: the NPU's OPP table comes from the device tree");
+	if (!ksym_addr("devfreq_cooling_em_register"))
+		SKIP(return, "kernel without CONFIG_DEVFREQ_THERMAL (the debug kernel)");
+	/* dir is CORE_DRIVER/<core>/devfreq/<devfreq> */
+	core = dir + strlen(CORE_DRIVER "/");
+	snprintf(type, sizeof(type), "devfreq-%.*s", (int)strcspn(core, "/"), core);
+	cooling_dir(type, cdev, sizeof(cdev));
+	ASSERT_NE(0, cdev[0]) TH_LOG("no cooling device of type %s", type);
+	max = devfreq_u64(dir, "max_freq");
+	ASSERT_EQ(0, core_attr(cdev, "max_state", buf, sizeof(buf)));
+	ASSERT_LT(0, atoi(buf));
+	snprintf(path, sizeof(path), "%s/cur_state", cdev);
+	ASSERT_EQ(0, write_str(path, buf));
+	capped = devfreq_u64(dir, "max_freq");
+	EXPECT_GT(max, capped) TH_LOG("state %s: max_freq %llu", buf,
+				      (unsigned long long)capped);
+	ASSERT_EQ(0, write_str(path, "0"));
+	EXPECT_EQ(max, devfreq_u64(dir, "max_freq"));
+}
+
 /*
  * System sleep with jobs queued: the cores drain and suspend, resume, and
  * every job completes without an error or a reset. pm_test=devices stops
