@@ -339,20 +339,31 @@ static int hw_claim_ext(struct rkaccel_hw_core *hw, const struct resource *pc)
 static const char *const rkaccel_hw_reg_names[] = { "pc", "cna", "core" };
 
 /*
+ * Registers that a provider stands in for are requested in a tree of their
+ * own: they are not the machine's MMIO (an x86 guest has RAM at RK3576's
+ * addresses), but two cores must still not share one.
+ */
+static struct resource hw_ext_iomem = {
+	.name = "rkaccel provided registers",
+	.start = 0,
+	.end = (resource_size_t)~0,
+	.flags = IORESOURCE_MEM,
+};
+
+/*
  * Request range @name of the core, whoever provides its registers: a range
  * that another device holds (a device tree whose ranges overlap) fails this
  * core's probe here, by name, rather than letting two cores share registers.
  */
-static int hw_request_range(struct rkaccel_hw_core *hw, struct platform_device *pdev,
-			    const char *name, struct resource **res)
+static int hw_request_range(struct rkaccel_hw_core *hw, const struct resource *res,
+			    const char *name)
 {
-	*res = platform_get_resource_byname(pdev, IORESOURCE_MEM, name);
-	if (!*res)
-		return dev_err_probe(hw->dev, -EINVAL, "no \"%s\" register range\n", name);
-	if (!devm_request_mem_region(hw->dev, (*res)->start, resource_size(*res),
-				     dev_name(hw->dev)))
+	struct resource *root = hw->ext ? &hw_ext_iomem : &iomem_resource;
+
+	if (!__devm_request_region(hw->dev, root, res->start, resource_size(res),
+				   dev_name(hw->dev)))
 		return dev_err_probe(hw->dev, -EBUSY,
-				     "\"%s\" registers %pR overlap another device's\n", name, *res);
+				     "\"%s\" registers %pR overlap another device's\n", name, res);
 	return 0;
 }
 
@@ -364,13 +375,22 @@ static int hw_map_regs(struct rkaccel_hw_core *hw, struct platform_device *pdev)
 	int ret;
 
 	for (i = 0; i < ARRAY_SIZE(res); i++) {
-		ret = hw_request_range(hw, pdev, rkaccel_hw_reg_names[i], &res[i]);
+		res[i] = platform_get_resource_byname(pdev, IORESOURCE_MEM,
+						      rkaccel_hw_reg_names[i]);
+		if (!res[i])
+			return dev_err_probe(hw->dev, -EINVAL, "no \"%s\" register range\n",
+					     rkaccel_hw_reg_names[i]);
+	}
+	ret = hw_claim_ext(hw, res[0]);
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < ARRAY_SIZE(res); i++) {
+		ret = hw_request_range(hw, res[i], rkaccel_hw_reg_names[i]);
 		if (ret)
 			return ret;
 	}
-	ret = hw_claim_ext(hw, res[0]);
-	if (ret)
-		return ret < 0 ? ret : 0;
+	if (hw->ext)
+		return 0;
 
 	for (i = 0; i < ARRAY_SIZE(res); i++) {
 		*maps[i] = devm_ioremap(hw->dev, res[i]->start, resource_size(res[i]));

@@ -9,6 +9,7 @@
 #include <drm/gpu_scheduler.h>
 #include <linux/delay.h>
 #include <linux/devfreq.h>
+#include <linux/devfreq_cooling.h>
 #include <linux/interrupt.h>
 #include <linux/io.h>
 #include <linux/jiffies.h>
@@ -18,6 +19,7 @@
 #include <linux/pm_domain.h>
 #include <linux/pm_opp.h>
 #include <linux/pm_runtime.h>
+#include <linux/regulator/consumer.h>
 
 #include "rkaccel_core.h"
 #include "rkaccel_device.h"
@@ -222,6 +224,31 @@ static struct clk *rkaccel_hw_npu_clk(struct rkaccel_hw_core *hw)
 	return NULL;
 }
 
+static void rkaccel_hw_cooling_unregister(void *cdev)
+{
+	devfreq_cooling_unregister(cdev);
+}
+
+/*
+ * A cooling device on the NPU's devfreq, as panfrost has: a thermal zone
+ * that names it in its cooling maps caps the NPU clock when hot. Its power
+ * model comes from the OPP table (an energy model needs the table's
+ * dynamic-power-coefficient; without one the device still caps by state).
+ * Without CONFIG_DEVFREQ_THERMAL, or when it fails, the NPU has none.
+ */
+static void rkaccel_hw_cooling_init(struct rkaccel_hw_core *hw, struct devfreq *df)
+{
+	struct thermal_cooling_device *cdev = devfreq_cooling_em_register(df, NULL);
+
+	if (IS_ERR(cdev)) {
+		if (IS_ENABLED(CONFIG_DEVFREQ_THERMAL))
+			dev_warn(hw->dev, "no cooling device: %pe\n", cdev);
+		return;
+	}
+	if (devm_add_action_or_reset(hw->dev, rkaccel_hw_cooling_unregister, cdev))
+		dev_warn(hw->dev, "no cooling device: out of memory\n");
+}
+
 /*
  * devfreq with simple_ondemand from @freq, the OPP set at probe. Without
  * CONFIG_PM_DEVFREQ, or when devfreq fails, the NPU stays at @freq.
@@ -259,6 +286,7 @@ static void rkaccel_hw_devfreq_init(struct rkaccel_hw_core *hw, unsigned long fr
 		dev_warn(hw->dev, "devfreq does not follow OPP changes: %d\n", ret);
 	dev_info(hw->dev, "NPU clock scaled by devfreq %s (simple_ondemand)\n",
 		 dev_name(&df->dev));
+	rkaccel_hw_cooling_init(hw, df);
 }
 
 /*
@@ -352,11 +380,39 @@ static int rkaccel_hw_read_version(struct rkaccel_hw_core *hw)
 	return 0;
 }
 
+/*
+ * Hold the NPU's rails from probe to remove. The OPP core enables
+ * npu-supply only for core 0, at its first rate change; the power domains
+ * may come up before that, and regulator late cleanup switches a boot-on
+ * rail that no consumer has enabled off 30 s after boot. Each core takes
+ * its own reference, so the rails stay up while any core is bound. A board
+ * without a supply in its tree (or a kernel without regulators) has none to
+ * hold.
+ */
+static int rkaccel_hw_rails_init(struct rkaccel_hw_core *hw)
+{
+	static const char *const rails[] = { "npu", "sram" };
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(rails); i++) {
+		ret = devm_regulator_get_enable_optional(hw->dev, rails[i]);
+		if (ret == -ENODEV)
+			continue;
+		if (ret)
+			return dev_err_probe(hw->dev, ret, "%s-supply\n", rails[i]);
+	}
+	return 0;
+}
+
 int rkaccel_hw_pm_init(struct rkaccel_hw_core *hw)
 {
 	int ret;
 
 	dev_set_drvdata(hw->dev, hw);
+	ret = rkaccel_hw_rails_init(hw);
+	if (ret)
+		return ret;
 	ret = rkaccel_hw_attach_domains(hw);
 	if (ret)
 		return dev_err_probe(hw->dev, ret, "power domains\n");

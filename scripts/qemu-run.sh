@@ -135,6 +135,8 @@ make_initramfs() {
 	[ "$kernel" = debug ] || for dep in $(modinfo -F depends "$module" | tr ',' ' '); do
 		add_module "$dep"
 	done
+	# The RK3588 tree's rails (dts/qemu/rk3588-npu-sim-rails.dtsi): fixed.ko.
+	[ "$kernel" = debug ] || [ "$arch" != arm64 ] || add_module fixed
 	: > "$work/modules/order"
 	for path in "${order[@]}"; do
 		base=$(basename "$path")

@@ -237,6 +237,31 @@ TEST_F(board, cores_probed_through_board_code)
 	EXPECT_TRUE(klog_has("hardware version 0x"));
 }
 
+/*
+ * The consumers that hold the regulator named @name enabled (its sysfs
+ * num_users), or -1 when no regulator has that name.
+ */
+static int rail_users(const char *name)
+{
+	char path[300], buf[64];
+	glob_t g;
+	size_t i;
+	int users = -1;
+
+	if (glob("/sys/class/regulator/regulator.*", 0, NULL, &g))
+		return -1;
+	for (i = 0; i < g.gl_pathc && users < 0; i++) {
+		snprintf(path, sizeof(path), "%s/name", g.gl_pathv[i]);
+		if (read_str(path, buf, sizeof(buf)) || strcmp(buf, name))
+			continue;
+		snprintf(path, sizeof(path), "%s/num_users", g.gl_pathv[i]);
+		if (!read_str(path, buf, sizeof(buf)))
+			users = atoi(buf);
+	}
+	globfree(&g);
+	return users;
+}
+
 /* sysfs has no unbind for the cores: they leave with rkaccel_sim or the module. */
 TEST_F(board, unbind_is_refused)
 {
@@ -395,6 +420,59 @@ TEST_F(board, devfreq_follows_load)
 	EXPECT_EQ(min, devfreq_wait(dir, min, 3000)) TH_LOG("idle again: not back down");
 }
 
+static unsigned long ksym_addr(const char *name);
+
+/* The thermal cooling device named @type: its sysfs directory, or "". */
+static void cooling_dir(const char *type, char *buf, size_t len)
+{
+	char path[300], name[128];
+	glob_t g;
+	size_t i;
+
+	buf[0] = '\0';
+	if (glob("/sys/class/thermal/cooling_device*", 0, NULL, &g))
+		return;
+	for (i = 0; i < g.gl_pathc && !buf[0]; i++) {
+		snprintf(path, sizeof(path), "%s/type", g.gl_pathv[i]);
+		if (!read_str(path, name, sizeof(name)) && !strcmp(name, type))
+			snprintf(buf, len, "%s", g.gl_pathv[i]);
+	}
+	globfree(&g);
+}
+
+/*
+ * The NPU's devfreq is a thermal cooling device ("devfreq-" and the core's
+ * name, as the devfreq cooling code names it): its deepest state caps the
+ * clock below the highest OPP, state 0 lifts the cap.
+ */
+TEST_F(board, cooling_device_caps_the_clock)
+{
+	char dir[300], cdev[300], type[160], path[400], buf[32];
+	uint64_t max, capped;
+	const char *core;
+
+	devfreq_dir(dir, sizeof(dir));
+	if (!dir[0])
+		SKIP(return, "no devfreq: the NPU's OPP table comes from the device tree");
+	if (!ksym_addr("devfreq_cooling_em_register"))
+		SKIP(return, "kernel without CONFIG_DEVFREQ_THERMAL (the debug kernel)");
+	/* dir is CORE_DRIVER/<core>/devfreq/<devfreq> */
+	core = dir + strlen(CORE_DRIVER "/");
+	snprintf(type, sizeof(type), "devfreq-%.*s", (int)strcspn(core, "/"), core);
+	cooling_dir(type, cdev, sizeof(cdev));
+	ASSERT_NE(0, cdev[0]) TH_LOG("no cooling device of type %s", type);
+	max = devfreq_u64(dir, "max_freq");
+	ASSERT_EQ(0, core_attr(cdev, "max_state", buf, sizeof(buf)));
+	ASSERT_LT(0, atoi(buf));
+	snprintf(path, sizeof(path), "%s/cur_state", cdev);
+	ASSERT_EQ(0, write_str(path, buf));
+	capped = devfreq_u64(dir, "max_freq");
+	EXPECT_GT(max, capped) TH_LOG("state %s: max_freq %llu", buf,
+				      (unsigned long long)capped);
+	ASSERT_EQ(0, write_str(path, "0"));
+	EXPECT_EQ(max, devfreq_u64(dir, "max_freq"));
+}
+
 /*
  * System sleep with jobs queued: the cores drain and suspend, resume, and
  * every job completes without an error or a reset. pm_test=devices stops
@@ -435,6 +513,42 @@ static void drop_file(struct __test_metadata *_metadata, int *fd)
 	*fd = -1;
 	ASSERT_EQ(0, rkt_module_remove("rkaccel_sim", 5000));
 	EXPECT_FALSE(rkt_device_bound()) TH_LOG("the device outlived its cores");
+}
+
+/*
+ * Every core holds the NPU's rails from probe, before any job or rate
+ * change: the OPP core enables npu-supply for core 0 only, and nothing else
+ * enables sram-supply, which late cleanup would switch off. What the cores
+ * hold is the users a rail loses when they leave (others, the framework's
+ * own among them, stay). The rails as the RK3588 QEMU tree
+ * (dts/qemu/rk3588-npu-sim-rails.dtsi) and boards name them.
+ */
+TEST_F(board, rails_held_from_probe)
+{
+	static const char *const rails[] = { "vdd_npu_s0", "vdd_npu_mem_s0" };
+	int i, bound[2], found = 0;
+	char sim[64];
+
+	ASSERT_LT(0, self->ncores);
+	for (i = 0; i < 2; i++) {
+		bound[i] = rail_users(rails[i]);
+		found += bound[i] >= 0;
+	}
+	if (!found)
+		SKIP(return, "no regulator named vdd_npu_s0 or vdd_npu_mem_s0");
+	rkt_sim_module_params(sim, sizeof(sim));
+	drop_file(_metadata, &self->fd);
+	ASSERT_EQ(0, core_dirs(self->cores, RKACCEL_MAX_CORES_TEST)) TH_LOG("cores still bound");
+	for (i = 0; i < 2; i++) {
+		int left = rail_users(rails[i]);
+
+		if (bound[i] < 0)
+			continue;
+		EXPECT_LE(self->ncores, bound[i] - left)
+			TH_LOG("%s: %d users with the %d cores bound, %d without",
+			       rails[i], bound[i], self->ncores, left);
+	}
+	ASSERT_EQ(0, rkt_modules_load(sim));
 }
 
 /* Removal unbinds every core; a second load probes them all again. */

@@ -114,13 +114,15 @@ static inline int fz_kmsg_open(void)
 	return fd;
 }
 
+/* The same reports as guest-init.sh's verdict (x86 "Call Trace", arm64 "Call trace"). */
 static inline bool fz_kmsg_is_report(const char *msg)
 {
 	static const char *const pat[] = {
 		"BUG:", "WARNING:", "Oops", "KASAN", "UBSAN", "ODEBUG", "DMA-API: ",
 		"suspected memory leak", "circular locking", "possible recursive locking",
 		"inconsistent lock state", "suspicious RCU", "general protection",
-		"Call Trace", "blocked for more than",
+		"Call Trace", "Call trace", "blocked for more than", "detected stall",
+		"Unable to handle",
 	};
 
 	for (unsigned int i = 0; i < sizeof(pat) / sizeof(pat[0]); i++)
