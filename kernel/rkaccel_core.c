@@ -278,19 +278,16 @@ void rkaccel_core_start_task(struct rkaccel_core *core, const struct drm_rkaccel
 }
 
 /*
- * Interrupt: a DMA error ends the job with -EIO, a setting the simulator
- * does not implement with -EOPNOTSUPP; a completion starts the job's next
- * PC start or ends the job.
+ * Interrupt @bits, which the hard IRQ read and cleared: a DMA error ends the
+ * job with -EIO, a setting the simulator does not implement with
+ * -EOPNOTSUPP; a completion starts the job's next PC start or ends the job.
  */
-static void rkaccel_core_complete(struct rkaccel_core *core)
+static void rkaccel_core_complete(struct rkaccel_core *core, u32 bits)
 {
 	struct rkaccel_job *job;
 	unsigned long flags;
-	u32 raw;
 
-	raw = rkaccel_core_read(core, RKNPU_PC_INTERRUPT_RAW_STATUS);
 	rkaccel_core_write(core, RKNPU_PC_OPERATION_ENABLE, 0);
-	rkaccel_core_write(core, RKNPU_PC_INTERRUPT_CLEAR, RKNPU_INT_ALL);
 
 	spin_lock_irqsave(&core->job_lock, flags);
 	job = core->job;
@@ -299,19 +296,19 @@ static void rkaccel_core_complete(struct rkaccel_core *core)
 		return;
 	}
 
-	if (raw & RKNPU_INT_ERRORS) {
+	if (bits & RKNPU_INT_ERRORS) {
 		/* the core may be mid-transfer: reset it before the next job */
 		core->job = NULL;
 		core->faulted = job;
-		core->fault_error = raw & RKNPU_INT_DMA_ERROR ? -EIO : -EOPNOTSUPP;
+		core->fault_error = bits & RKNPU_INT_DMA_ERROR ? -EIO : -EOPNOTSUPP;
 		atomic64_inc(&core->faults);
 		spin_unlock_irqrestore(&core->job_lock, flags);
-		dev_dbg(core->rdev->ddev.dev, "core %u: error interrupt 0x%x\n", core->index, raw);
+		dev_dbg(core->rdev->ddev.dev, "core %u: error interrupt 0x%x\n", core->index, bits);
 		queue_work(system_wq, &core->fault_work);
 		return;
 	}
 	/* a polled SoC's chains end through rkaccel_core_poll_work() alone */
-	if (!(raw & core->done_bits) || rkaccel_core_polls(core)) {
+	if (!(bits & core->done_bits) || rkaccel_core_polls(core)) {
 		spin_unlock_irqrestore(&core->job_lock, flags);
 		return;
 	}
@@ -325,9 +322,9 @@ static void rkaccel_core_complete(struct rkaccel_core *core)
 /*
  * From the hard IRQ: the completion when the job goes on to its next PC
  * start or wrote no BO (nothing to sync for the CPU). Saves the IRQ
- * thread's wake-up; false: leave it to the thread.
+ * thread's wake-up; false: leave @bits to the thread.
  */
-bool rkaccel_core_irq_atomic(struct rkaccel_core *core)
+bool rkaccel_core_irq_atomic(struct rkaccel_core *core, u32 bits)
 {
 	struct rkaccel_job *job;
 	unsigned long flags;
@@ -340,16 +337,16 @@ bool rkaccel_core_irq_atomic(struct rkaccel_core *core)
 	fast = job && (job->next_task + 1 < job->task_count || !job->writes);
 	spin_unlock_irqrestore(&core->job_lock, flags);
 	if (fast)
-		rkaccel_core_irq(core);
+		rkaccel_core_irq(core, bits);
 	return fast;
 }
 
 /* The completion path: a fence-signalling section, checked by lockdep. */
-void rkaccel_core_irq(struct rkaccel_core *core)
+void rkaccel_core_irq(struct rkaccel_core *core, u32 bits)
 {
 	bool cookie = dma_fence_begin_signalling();
 
-	rkaccel_core_complete(core);
+	rkaccel_core_complete(core, bits);
 	dma_fence_end_signalling(cookie);
 }
 

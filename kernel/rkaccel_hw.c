@@ -197,6 +197,8 @@ static void hw_reset(struct rkaccel_core *core)
 	/* the line is shared: the IOMMU's interrupt must not read a core in reset */
 	WRITE_ONCE(hw->in_reset, true);
 	synchronize_irq(hw->irq);
+	/* what the old job raised is not for the next one */
+	atomic_set(&hw->irq_bits, 0);
 	reset_control_assert(hw->rst);
 	usleep_range(10, 20);
 	reset_control_deassert(hw->rst);
@@ -263,27 +265,42 @@ const struct rkaccel_reg_ops rkaccel_hw_reg_ops = {
 };
 
 /*
- * Hard IRQ: the line is shared with the core's IOMMU. Claim it only for a
- * pending NPU interrupt and mask it; a job that wrote nothing ends here,
- * the rest (errors, jobs with written BOs) in the thread.
+ * The bits of ours that hold the line up: the enabled ones, and the DMA
+ * errors, which may assert it whatever the mask (Documentation/datapath.rst).
+ */
+static u32 hw_irq_pending(struct rkaccel_hw_core *hw)
+{
+	return rkaccel_hw_read(hw, RKNPU_PC_INTERRUPT_STATUS) |
+	       (rkaccel_hw_read(hw, RKNPU_PC_INTERRUPT_RAW_STATUS) & RKNPU_INT_ERRORS);
+}
+
+/*
+ * Hard IRQ, on a level line shared with the core's IOMMU. Writing the mask
+ * may not lower it (errors), clearing does: clear exactly the bits read, so
+ * that one landing meanwhile still raises the line, and hand them on. The
+ * completion of a job that goes on or wrote nothing ends here, the rest
+ * (errors, jobs with written BOs) in the thread. IRQ_NONE only when none
+ * of ours was pending: then the line is another device's.
  */
 static irqreturn_t hw_irq(int irq, void *data)
 {
 	struct rkaccel_hw_core *hw = data;
 	struct rkaccel_core *core;
-	u32 status, raw;
+	u32 bits;
 
 	if (!READ_ONCE(hw->powered) || READ_ONCE(hw->in_reset))
 		return IRQ_NONE;
-	status = rkaccel_hw_read(hw, RKNPU_PC_INTERRUPT_STATUS);
-	raw = rkaccel_hw_read(hw, RKNPU_PC_INTERRUPT_RAW_STATUS);
-	if (!status && !(raw & RKNPU_INT_ERRORS))
+	bits = hw_irq_pending(hw);
+	if (!bits)
 		return IRQ_NONE;
+	rkaccel_hw_write(hw, RKNPU_PC_INTERRUPT_CLEAR, bits);
 
-	rkaccel_hw_write(hw, RKNPU_PC_INTERRUPT_MASK, 0);
 	core = READ_ONCE(hw->core);
-	if (core && !(raw & RKNPU_INT_ERRORS) && rkaccel_core_irq_atomic(core))
+	/* bits left for the thread are older: it handles these after them */
+	if (core && !(bits & RKNPU_INT_ERRORS) && !atomic_read(&hw->irq_bits) &&
+	    rkaccel_core_irq_atomic(core, bits))
 		return IRQ_HANDLED;
+	atomic_or(bits, &hw->irq_bits);
 	return IRQ_WAKE_THREAD;
 }
 
@@ -291,13 +308,14 @@ static irqreturn_t hw_irq_thread(int irq, void *data)
 {
 	struct rkaccel_hw_core *hw = data;
 	struct rkaccel_core *core = READ_ONCE(hw->core);
+	u32 bits = atomic_xchg(&hw->irq_bits, 0);
 
-	if (core) {
-		rkaccel_core_irq(core);
-	} else {
+	if (!bits)
+		return IRQ_HANDLED;	/* a reset took them */
+	if (core)
+		rkaccel_core_irq(core, bits);
+	else
 		rkaccel_hw_write(hw, RKNPU_PC_OPERATION_ENABLE, 0);
-		rkaccel_hw_write(hw, RKNPU_PC_INTERRUPT_CLEAR, RKNPU_INT_ALL);
-	}
 	return IRQ_HANDLED;
 }
 

@@ -6,6 +6,7 @@
 #ifndef _RKACCEL_HW_H_
 #define _RKACCEL_HW_H_
 
+#include <linux/atomic.h>
 #include <linux/clk.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
@@ -45,6 +46,7 @@ struct rkaccel_vm;
  * @domain: IOMMU domain attached to the core, NULL for the default one.
  * @powered: clocks are on and the registers may be touched.
  * @in_reset: the core's reset is asserted: its registers do not answer.
+ * @irq_bits: interrupt bits the hard IRQ cleared and left to its thread.
  * @hw_version: PC_VERSION read at probe.
  * @hw_version_num: PC_VERSION_NUM read at probe.
  * @core: the driver's core once the device exists, else NULL; set and
@@ -69,6 +71,7 @@ struct rkaccel_hw_core {
 	struct iommu_domain *domain;
 	bool powered;
 	bool in_reset;
+	atomic_t irq_bits;
 	u32 hw_version;
 	u32 hw_version_num;
 	struct rkaccel_core *core;

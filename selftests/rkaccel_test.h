@@ -523,6 +523,78 @@ static inline bool rkt_klog_has(const char *text)
 	return strstr(buf, text) != NULL;
 }
 
+/* --- interrupts ---------------------------------------------------------- */
+
+/* Read a small text file whole; its length, or -errno. */
+static inline int rkt_read_text(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+/* True when @name is a device bound to rkaccel-core (its IRQ's action name). */
+static inline bool rkt_is_core_device(const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "/sys/bus/platform/drivers/rkaccel-core/%s/driver", name);
+	return access(path, F_OK) == 0;
+}
+
+/* Sum of /sys/kernel/irq/@irq/per_cpu_count, or -1 when the line is not the cores'. */
+static inline long long rkt_irq_line_count(const char *irq)
+{
+	char path[300], buf[4096], *tok, *save;
+	long long n = 0;
+	bool ours = false;
+
+	snprintf(path, sizeof(path), "/sys/kernel/irq/%s/actions", irq);
+	if (rkt_read_text(path, buf, sizeof(buf)) < 0)
+		return -1;
+	for (tok = strtok_r(buf, ",\n", &save); tok; tok = strtok_r(NULL, ",\n", &save))
+		ours |= rkt_is_core_device(tok);
+	if (!ours)
+		return -1;
+	snprintf(path, sizeof(path), "/sys/kernel/irq/%s/per_cpu_count", irq);
+	if (rkt_read_text(path, buf, sizeof(buf)) < 0)
+		return -1;
+	for (tok = strtok_r(buf, ",\n", &save); tok; tok = strtok_r(NULL, ",\n", &save))
+		n += strtoll(tok, NULL, 10);
+	return n;
+}
+
+/*
+ * Interrupts the NPU cores' lines have taken so far, all CPUs together: a
+ * storm on a level line shows as thousands. -1 when no line is found.
+ */
+static inline long long rkt_core_irq_count(void)
+{
+	DIR *d = opendir("/sys/kernel/irq");
+	long long total = -1, n;
+	struct dirent *de;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		n = rkt_irq_line_count(de->d_name);
+		if (n >= 0)
+			total = (total < 0 ? 0 : total) + n;
+	}
+	closedir(d);
+	return total;
+}
+
 /* --- module parameters --------------------------------------------------- */
 
 static inline int rkt_param_read_u64(const char *path, uint64_t *val)
