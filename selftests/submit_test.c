@@ -394,7 +394,10 @@ TEST_F(sub, task_flags_and_pad)
 	valid_args(self, &s);
 	s.tasks = (uintptr_t)t;
 	s.task_count = 2;
+	/* every bit but the defined one (its job is run by pool tests) */
 	for (unsigned int bit = 0; bit < 32; bit++) {
+		if ((1u << bit) == DRM_RKACCEL_TASK_ENDS_PPU)
+			continue;
 		t[1].flags = 1u << bit;
 		EXPECT_EQ(-EINVAL, rkt_submit_args(self->fd, &s)) TH_LOG("flag bit %u", bit);
 	}
