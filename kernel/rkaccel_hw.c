@@ -265,13 +265,22 @@ const struct rkaccel_reg_ops rkaccel_hw_reg_ops = {
 };
 
 /*
- * The bits of ours that hold the line up: the enabled ones, and the DMA
- * errors, which may assert it whatever the mask (Documentation/datapath.rst).
+ * Error bits: silicon's DMA errors, and a register provider's own. Bit 16
+ * is not one: it is a real, undocumented status bit.
+ */
+static u32 hw_error_bits(const struct rkaccel_hw_core *hw)
+{
+	return RKNPU_INT_DMA_ERROR | (hw->ext ? hw->ext->error_bits : 0);
+}
+
+/*
+ * The bits of ours that hold the line up: the enabled ones, and the error
+ * bits, which may assert it whatever the mask (Documentation/datapath.rst).
  */
 static u32 hw_irq_pending(struct rkaccel_hw_core *hw)
 {
 	return rkaccel_hw_read(hw, RKNPU_PC_INTERRUPT_STATUS) |
-	       (rkaccel_hw_read(hw, RKNPU_PC_INTERRUPT_RAW_STATUS) & RKNPU_INT_ERRORS);
+	       (rkaccel_hw_read(hw, RKNPU_PC_INTERRUPT_RAW_STATUS) & hw_error_bits(hw));
 }
 
 /*
@@ -297,7 +306,7 @@ static irqreturn_t hw_irq(int irq, void *data)
 
 	core = READ_ONCE(hw->core);
 	/* bits left for the thread are older: it handles these after them */
-	if (core && !(bits & RKNPU_INT_ERRORS) && !atomic_read(&hw->irq_bits) &&
+	if (core && !(bits & hw_error_bits(hw)) && !atomic_read(&hw->irq_bits) &&
 	    rkaccel_core_irq_atomic(core, bits))
 		return IRQ_HANDLED;
 	atomic_or(bits, &hw->irq_bits);

@@ -33,6 +33,8 @@ struct rkaccel_vm;
  * @attach_vm: the block has no IOMMU: it reads and writes memory through
  *	@vm's page table, which stands in for the IOMMU domain.
  * @reset: the block's reset line, pulsed after the core's own resets.
+ * @error_bits: status bits of the provider's own that end a job with an
+ *	error (the simulator's refusal); silicon's bits keep their meaning.
  */
 struct rkaccel_hw_regs {
 	struct module *owner;
@@ -43,6 +45,7 @@ struct rkaccel_hw_regs {
 	void (*write)(void *priv, u32 reg, u32 val);
 	int (*attach_vm)(void *priv, struct rkaccel_vm *vm);
 	void (*reset)(void *priv);
+	u32 error_bits;
 };
 
 int rkaccel_hw_regs_register(const struct rkaccel_hw_regs *regs);

@@ -22,9 +22,15 @@
 #define RKNPU_INT_DMA_READ_ERROR	BIT(12)
 #define RKNPU_INT_DMA_WRITE_ERROR	BIT(13)
 #define RKNPU_INT_DMA_ERROR		(RKNPU_INT_DMA_READ_ERROR | RKNPU_INT_DMA_WRITE_ERROR)
-/* Simulator only: the task asked for a setting the simulator does not implement. */
-#define RKNPU_INT_SIM_UNSUPPORTED	BIT(16)
-/* Bits that end a job with an error; they interrupt whatever the mask. */
+/* Real, undocumented: both drivers clear it, no source names it. */
+#define RKNPU_INT_STATUS_16		BIT(16)
+/*
+ * Simulator only, outside silicon's 17 events: the task asked for a setting
+ * the simulator does not implement. The board module counts it as an error
+ * only from a provider that declares it (&rkaccel_hw_regs.error_bits).
+ */
+#define RKNPU_INT_SIM_UNSUPPORTED	BIT(31)
+/* Bits that end a job with an error, once the backend passed them on. */
 #define RKNPU_INT_ERRORS		(RKNPU_INT_DMA_ERROR | RKNPU_INT_SIM_UNSUPPORTED)
 #define RKNPU_INT_ALL			0x1ffff
 

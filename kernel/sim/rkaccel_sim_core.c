@@ -107,6 +107,11 @@ module_param(sim_reset_keeps_status, bool, 0644);
 MODULE_PARM_DESC(sim_reset_keeps_status,
 		 "Simulator: a core reset leaves INTERRUPT_RAW_STATUS as it was (1) or clears it (0, default)");
 
+static bool sim_status_bit16;
+module_param(sim_status_bit16, bool, 0644);
+MODULE_PARM_DESC(sim_status_bit16,
+		 "Simulator: a chain's end also latches INTERRUPT_RAW_STATUS bit 16, a real but undocumented bit (1) or not (0, default)");
+
 static unsigned int sim_task_status_high = 0x5a5a;
 module_param(sim_task_status_high, uint, 0644);
 MODULE_PARM_DESC(sim_task_status_high,
@@ -339,7 +344,8 @@ static void sim_reset(void *priv)
 		resets++;
 
 	spin_lock_irqsave(&sim->lock, flags);
-	raw = *sim_reg(sim, RKNPU_PC_INTERRUPT_RAW_STATUS);
+	/* the simulator's refusal is its own, not silicon's: a reset ends it */
+	raw = *sim_reg(sim, RKNPU_PC_INTERRUPT_RAW_STATUS) & ~RKNPU_INT_SIM_UNSUPPORTED;
 	memset(sim->regs, 0, sizeof(sim->regs));
 	if (READ_ONCE(sim_reset_keeps_status))
 		*sim_reg(sim, RKNPU_PC_INTERRUPT_RAW_STATUS) = raw;
@@ -496,13 +502,21 @@ static u32 sim_fetch(struct rkaccel_sim_core *sim, struct rkaccel_vm *vm, u32 ad
  * The completion bits of the chain's last task, by the block that ends it
  * (the vendor's int_mask: 0x300 for DPU tasks, 0xc00 for pooling).
  */
-static u32 sim_done_bits(struct rkaccel_sim_core *sim, u32 blocks, bool out_int32)
+static u32 sim_block_done_bits(struct rkaccel_sim_core *sim, u32 blocks, bool out_int32)
 {
 	if (blocks & (RKNPU_BLK_PPU | RKNPU_BLK_PPU_RDMA))
 		return RKNPU_INT_PPU_DONE;
 	if (sim->soc->soc == DRM_RKACCEL_SOC_RK3576 && out_int32)
 		return 0;
 	return RKNPU_INT_DPU_DONE;
+}
+
+/* What the chain's end latches: its block's bits, and bit 16 if asked. */
+static u32 sim_done_bits(struct rkaccel_sim_core *sim, u32 blocks, bool out_int32)
+{
+	u32 bits = sim_block_done_bits(sim, blocks, out_int32);
+
+	return bits && READ_ONCE(sim_status_bit16) ? bits | RKNPU_INT_STATUS_16 : bits;
 }
 
 static void sim_exec(struct work_struct *work)
@@ -652,6 +666,7 @@ static const struct rkaccel_hw_regs sim_regs = {
 	.write = sim_write,
 	.attach_vm = sim_attach_vm,
 	.reset = sim_reset,
+	.error_bits = RKNPU_INT_SIM_UNSUPPORTED,
 };
 
 /*

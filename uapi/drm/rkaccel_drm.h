@@ -257,6 +257,9 @@ struct drm_rkaccel_ctx_query {
 	__u64 jobs_failed;
 };
 
+/* drm_rkaccel_task.flags: the chain ends with a pooling (PPU-only) task. */
+#define DRM_RKACCEL_TASK_ENDS_PPU	0x1u
+
 /**
  * struct drm_rkaccel_task - one program-counter start on a core.
  *
@@ -264,8 +267,6 @@ struct drm_rkaccel_ctx_query {
  * and runs @task_count hardware tasks, each one chained to the next by the
  * PC_BASE_ADDRESS / PC_REGISTER_AMOUNTS entries at its tail.
  */
-/* drm_rkaccel_task.flags: the chain ends with a pooling (PPU-only) task. */
-#define DRM_RKACCEL_TASK_ENDS_PPU	(1u << 0)
 
 struct drm_rkaccel_task {
 	/** @regcmd_addr: NPU address, 16-byte aligned, inside a BO of the job. */
