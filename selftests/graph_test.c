@@ -18,6 +18,17 @@
 #include "kselftest_harness.h"
 #include "rkaccel.h"
 
+/*
+ * The harness ends each test's child with _exit(), before LeakSanitizer's
+ * exit-time check: under ASan each test asks for the check itself.
+ */
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#define NO_LEAKS() EXPECT_EQ(0, __lsan_do_recoverable_leak_check())
+#else
+#define NO_LEAKS() do { } while (0)
+#endif
+
 /* Header. */
 #define HDR3		160
 #define H_MAJOR		4
@@ -283,6 +294,7 @@ TEST(sample_valid)
 	EXPECT_STREQ("conv", rkaccel_graph_op_name(RKACCEL_GOP_CONV));
 	EXPECT_STREQ("dequantize", rkaccel_graph_op_name(RKACCEL_GOP_DEQUANTIZE));
 	EXPECT_STREQ("?", rkaccel_graph_op_name(RKACCEL_GOP_COUNT));
+	NO_LEAKS();
 }
 
 /* The written file has the spec's header, sections and checksum. */
@@ -333,6 +345,7 @@ TEST(layout_per_spec)
 	EXPECT_EQ(0, rd32(field(img, S_NODES, 0, N_WEIGHTS)));
 	EXPECT_EQ(216, rd32(field(img, S_NODES, 0, N_WEIGHTS + 4)));
 	free(img);
+	NO_LEAKS();
 }
 
 static int descs_equal(const struct rkaccel_graph_desc *a, const struct rkaccel_graph_desc *b)
@@ -405,6 +418,7 @@ TEST(round_trip)
 		unlink(path);
 	}
 	free(img);
+	NO_LEAKS();
 }
 
 /* A later minor version may grow the header and records: read, extra ignored. */
@@ -440,6 +454,7 @@ TEST(minor_version_extends)
 	EXPECT_NE(NULL, strstr(msg, "header_size 224 wrong for version 3.0")) TH_LOG("%s", msg);
 	free(big);
 	free(img);
+	NO_LEAKS();
 }
 
 /* --- malformed files ------------------------------------------------------------ */
@@ -626,6 +641,7 @@ TEST(malformed_table)
 	}
 	free(copy);
 	free(img);
+	NO_LEAKS();
 }
 
 /* Cut at every section boundary (and inside the header): "truncated". */
@@ -674,6 +690,7 @@ TEST(truncated_everywhere)
 		free(more);
 	}
 	free(img);
+	NO_LEAKS();
 }
 
 TEST(bad_crc)
@@ -694,6 +711,7 @@ TEST(bad_crc)
 	EXPECT_EQ(-EINVAL, rkaccel_graph_parse(NULL, 4, &g, msg, sizeof(msg)));
 	EXPECT_EQ(-EINVAL, rkaccel_graph_parse(img, len, NULL, msg, sizeof(msg)));
 	free(img);
+	NO_LEAKS();
 }
 
 /* --- rules of descriptions ---------------------------------------------------- */
@@ -789,6 +807,7 @@ TEST(desc_rules)
 	REFUSED("node 10 (add): input 'probs' comes from the CPU op of node 9");
 	EXPECT_EQ(0, rkaccel_graph_validate(&s.d, msg, sizeof(msg))) TH_LOG("%s", msg);
 #undef REFUSED
+	NO_LEAKS();
 }
 
 /* --- caps ------------------------------------------------------------------------ */
@@ -888,6 +907,7 @@ TEST(many_nodes)
 		EXPECT_NE(NULL, strstr(msg, "num_nodes 8193 out of range 1..8192")) TH_LOG("%s", msg);
 		chain_free(&c);
 	}
+	NO_LEAKS();
 }
 
 /* A concat of 64 inputs is the most; 65 are refused. */
@@ -920,6 +940,7 @@ TEST(concat_cap)
 	t[16].dims[3] = 65;
 	EXPECT_EQ(-EINVAL, rkaccel_graph_validate(&d, msg, sizeof(msg)));
 	EXPECT_NE(NULL, strstr(msg, "node 0 (concat): 65 inputs, want 1..64")) TH_LOG("%s", msg);
+	NO_LEAKS();
 }
 
 /* --- older files, and the conversion of their chains -------------------------- */
@@ -990,6 +1011,7 @@ TEST(old_files_still_load)
 	unlink(path);
 	rkaccel_model_free(m[0]);
 	rkaccel_model_free(m[1]);
+	NO_LEAKS();
 }
 
 /* 1.0 and 2.0 chains become equivalent graphs, written and read as 3.0. */
@@ -1056,6 +1078,7 @@ TEST(from_model)
 	free(img);
 	free(img2);
 	EXPECT_EQ(-EINVAL, rkaccel_graph_from_model(NULL, &g, msg, sizeof(msg)));
+	NO_LEAKS();
 }
 
 /* --- fuzz --------------------------------------------------------------------------- */
@@ -1176,6 +1199,7 @@ TEST(fuzz_parser)
 	EXPECT_GT(kinds[1], it / 2);	/* the mutations reach past the checksum */
 	free(copy);
 	free(img);
+	NO_LEAKS();
 }
 
 TEST_HARNESS_MAIN
