@@ -102,8 +102,11 @@ static void print_graph(const char *path, const char *version, const struct rkac
 			at += (size_t)snprintf(a + at, sizeof(a) - at, "%s%s", k ? ", " : "",
 					       tensor_str(d, n->inputs[k], c, sizeof(c)));
 		}
-		printf("%5u  %-14s  %-28s  %-24s  %s\n", i, rkaccel_graph_op_name(n->op), a,
-		       tensor_str(d, n->output, b, sizeof(b)), attr_str(n, c, sizeof(c)));
+		attr_str(n, c, sizeof(c));
+		/* no padding after the output when nothing follows it */
+		printf("%5u  %-14s  %-28s  %-*s%s%s\n", i, rkaccel_graph_op_name(n->op), a,
+		       c[0] ? 24 : 0, tensor_str(d, n->output, b, sizeof(b)), c[0] ? "  " : "",
+		       c[0] == ' ' ? c + 1 : c);
 	}
 }
 
