@@ -810,6 +810,213 @@ TEST(desc_rules)
 	NO_LEAKS();
 }
 
+/* The rest of the validator's rules, each broken on its own in a description. */
+struct work {
+	struct sample s;
+	struct rkaccel_graph_tensor t[13];
+	struct rkaccel_graph_node n[11];
+	struct rkaccel_graph_input in[2];
+	uint32_t outs[3], e3[3], one[1];
+};
+
+/* Break rule @k of @w (a fresh sample); returns the message expected, or NULL. */
+static const char *break_rule(struct work *w, int k)
+{
+	struct rkaccel_graph_desc *d = &w->s.d;
+
+	sample_init(&w->s);
+	memcpy(w->t, w->s.t, sizeof(w->s.t));
+	memcpy(w->n, w->s.n, sizeof(w->n));
+	w->in[0] = w->in[1] = w->s.in;
+	memcpy(w->outs, w->s.outs, sizeof(w->s.outs));
+	d->tensors = w->t;
+	d->nodes = w->n;
+	d->inputs = w->in;
+	d->outputs = w->outs;
+	w->t[12] = w->t[4];
+	w->t[12].name = "orphan";
+	switch (k) {
+	case 0:
+		d->num_inputs = 0;
+		return "num_inputs 0 out of range 1..16";
+	case 1:
+		d->num_outputs = 17;
+		return "num_outputs 17 out of range 1..16";
+	case 2:
+		d->num_inputs = 2;
+		return "input 1: tensor 0 'image' is listed twice";
+	case 3:
+		w->n[4].num_inputs = 0;
+		return "node 4 (maxpool): 0 inputs, want 1..64";
+	case 4:
+		d->num_tensors = 13;
+		w->one[0] = 12;
+		w->n[4].inputs = w->one;
+		return "node 4 (maxpool): input tensor 12 'orphan' is made by no node and is no graph input";
+	case 5:
+		d->num_tensors = 13;
+		return "tensor 12 'orphan' is made by no node and is no graph input";
+	case 6:
+		w->t[5].n_dims = 2;
+		w->t[5].dims[1] = 32;
+		w->t[5].dims[2] = w->t[5].dims[3] = 0;
+		return "node 4 (maxpool): input 't4' and output 't5' must be NHWC (4 dims)";
+	case 7:
+		w->n[0].kernel_h = 11;
+		return "node 0 (conv): the window does not fit the 2x8x8x3 input 'image'";
+	case 8:
+		w->t[9] = (struct rkaccel_graph_tensor){ "t9", RKACCEL_DTYPE_INT8, 4, { 2, 1, 1, 10 },
+							 0.1f, 0 };
+		return "node 8 (fc): input 't8' needs 2..4 dims and output 't9' 2";
+	case 9:
+		w->n[4].groups = 1;
+		return "node 4 (maxpool): groups 1 on a pool";
+	case 10:
+		w->t[5].dims[3] = 4;
+		return "node 4 (maxpool): output 't5' has 4 channels, input 't4' 8";
+	case 11:
+		w->t[4].type = RKACCEL_DTYPE_INT32;
+		w->t[4].zero_point = 0;
+		return "node 3 (add): output 't4' must be int8 or uint8";
+	case 12:
+		w->t[7].type = RKACCEL_DTYPE_INT32;
+		w->t[7].zero_point = 0;
+		return "node 6 (concat): output 't7' must be int8 or uint8";
+	case 13:
+		w->t[7].zero_point = -127;
+		return "node 6 (concat): input 't4' differs from the output 't7' in type, scale or zero point";
+	case 14:
+		/* a second graph input, 2-D, as a concat input */
+		w->t[12] = (struct rkaccel_graph_tensor){ "flat", RKACCEL_DTYPE_INT8, 2, { 2, 128 },
+							  0.07f, -128 };
+		d->num_tensors = 13;
+		d->num_inputs = 2;
+		w->in[1] = (struct rkaccel_graph_input){ .tensor = 12 };
+		w->e3[0] = 4;
+		w->e3[1] = 6;
+		w->e3[2] = 12;
+		w->n[6].inputs = w->e3;
+		w->n[6].num_inputs = 3;
+		return "node 6 (concat): input 'flat' has 2 dims, the output 4";
+	case 15:
+		w->t[10] = (struct rkaccel_graph_tensor){ "probs", RKACCEL_DTYPE_INT8, 2, { 2, 10 },
+							  0.1f, 0 };
+		return "node 9 (softmax): output 'probs' must be float32 of the input's dims";
+	case 16:
+		w->t[9].type = RKACCEL_DTYPE_INT32;
+		return "node 9 (softmax): input 't9' is int32";
+	case 17:
+		/* t5 stays used as a graph output */
+		d->num_outputs = 3;
+		w->outs[2] = 5;
+		w->one[0] = 10;
+		w->n[10].inputs = w->one;
+		w->t[11].n_dims = 2;
+		w->t[11].dims[1] = 10;
+		w->t[11].dims[2] = w->t[11].dims[3] = 0;
+		return "node 10 (dequantize): input 'probs' is already float32";
+	case 18:
+		w->t[2].type = RKACCEL_DTYPE_INT32;
+		w->t[2].zero_point = 0;
+		return "node 2 (groupconv): input 't2' must be int8 or uint8";
+	case 19:
+		w->t[3].type = RKACCEL_DTYPE_FLOAT32;
+		w->t[3].scale = 0.0f;
+		w->t[3].zero_point = 0;
+		return "node 2 (groupconv): output 't3' is float32";
+	case 20:
+		w->t[0].type = RKACCEL_DTYPE_INT32;
+		w->t[0].zero_point = 0;
+		return "input 0: tensor 'image' must be int8 or uint8";
+	default:
+		return NULL;
+	}
+}
+
+TEST(desc_rules_each)
+{
+	struct work *w = malloc(sizeof(*w));
+	const char *words;
+	char msg[256];
+	int k;
+
+	ASSERT_NE(NULL, w);
+	for (k = 0; (words = break_rule(w, k)); k++) {
+		EXPECT_EQ(-EINVAL, rkaccel_graph_validate(&w->s.d, msg, sizeof(msg))) TH_LOG("%d", k);
+		EXPECT_NE(NULL, strstr(msg, words)) TH_LOG("case %d: \"%s\" lacks \"%s\"", k, msg,
+							   words);
+	}
+	EXPECT_EQ(21, k);
+	/* and the sample itself, rebuilt by break_rule(), is still valid */
+	sample_init(&w->s);
+	EXPECT_EQ(0, rkaccel_graph_validate(&w->s.d, msg, sizeof(msg))) TH_LOG("%s", msg);
+	free(w);
+	NO_LEAKS();
+}
+
+/* All weights together over 256 MiB: an FC of K = 2^28 to 2 outputs. */
+TEST(weights_cap)
+{
+	struct rkaccel_graph_tensor t[2] = {
+		{ "x", RKACCEL_DTYPE_INT8, 3, { 1, 16384, 16384 }, 0.5f, 0 },
+		{ "y", RKACCEL_DTYPE_INT8, 2, { 1, 2 }, 0.5f, 0 },
+	};
+	uint32_t zero = 0, one = 1;
+	struct rkaccel_graph_node n = { .op = RKACCEL_GOP_FC, .num_inputs = 1, .inputs = &zero,
+					.output = 1, .weight_scale = 0.01f };
+	struct rkaccel_graph_input in = { 0 };
+	struct rkaccel_graph_desc d = { .batch = 1, .num_tensors = 2, .tensors = t,
+					.num_nodes = 1, .nodes = &n, .num_inputs = 1, .inputs = &in,
+					.num_outputs = 1, .outputs = &one };
+	char msg[256];
+
+	EXPECT_EQ(-EINVAL, rkaccel_graph_validate(&d, msg, sizeof(msg)));
+	EXPECT_NE(NULL, strstr(msg, "total weights 536870912 bytes exceed the limit of 268435456"))
+		TH_LOG("%s", msg);
+	NO_LEAKS();
+}
+
+/*
+ * Node inputs in all over 65536: 1025 concats, each of the one before and 63
+ * times the graph input (1 + 1025 x 63 = 64576 channels at the end).
+ */
+TEST(edges_cap)
+{
+	const uint32_t nodes = 1025;
+	struct rkaccel_graph_tensor *t = calloc(nodes + 1, sizeof(*t));
+	struct rkaccel_graph_node *n = calloc(nodes, sizeof(*n));
+	uint32_t *e = calloc((size_t)nodes * 64, sizeof(*e)), out = nodes;
+	char *names = calloc(nodes + 1, 8), msg[256];
+	struct rkaccel_graph_input in = { 0 };
+	struct rkaccel_graph_desc d = { .batch = 1, .num_tensors = nodes + 1, .tensors = t,
+					.num_nodes = nodes, .nodes = n, .num_inputs = 1,
+					.inputs = &in, .num_outputs = 1, .outputs = &out };
+
+	ASSERT_TRUE(t && n && e && names);
+	for (uint32_t i = 0; i <= nodes; i++) {
+		snprintf(names + 8 * i, 8, "k%u", i);
+		tensor4(&t[i], names + 8 * i, RKACCEL_DTYPE_INT8, 1, 1, 1 + 63 * i, 0.5f, 0);
+		t[i].dims[0] = 1;
+	}
+	for (uint32_t i = 0; i < nodes; i++) {
+		e[64 * i] = i;
+		n[i] = (struct rkaccel_graph_node){ .op = RKACCEL_GOP_CONCAT, .num_inputs = 64,
+						    .inputs = &e[64 * i], .output = i + 1, .axis = 3 };
+	}
+	EXPECT_EQ(-EINVAL, rkaccel_graph_validate(&d, msg, sizeof(msg)));
+	EXPECT_NE(NULL, strstr(msg, "node 1024: more than 65536 node inputs in all")) TH_LOG("%s", msg);
+	/* one node fewer is within the cap */
+	d.num_nodes = nodes - 1;
+	d.num_tensors = nodes;
+	out = nodes - 1;
+	EXPECT_EQ(0, rkaccel_graph_validate(&d, msg, sizeof(msg))) TH_LOG("%s", msg);
+	free(t);
+	free(n);
+	free(e);
+	free(names);
+	NO_LEAKS();
+}
+
 /* --- caps ------------------------------------------------------------------------ */
 
 /* A chain of @nodes 1x1 convolutions (even) and 1x1 max pools (odd). */
@@ -1140,11 +1347,21 @@ TEST(fuzz_parser)
 		     strtoull(getenv("RKACCEL_GRAPH_FUZZ_SEED"), NULL, 0) : 0x3a3a;
 	unsigned long it = 0, accepted = 0, kinds[4] = { 0 };
 	struct timespec t0, t1;
-	uint8_t *img, *copy;
-	size_t len;
+	uint8_t *bases[2], *img, *copy;
+	size_t lens[2], len;
+	struct rkaccel_model *m;
+	struct rkaccel_graph *net;
+	char msg0[256];
 
-	ASSERT_EQ(0, sample_file(&img, &len));
-	copy = malloc(len);
+	/* two valid files to start from: the sample, and the 2.0 network as a graph */
+	ASSERT_EQ(0, sample_file(&bases[0], &lens[0]));
+	ASSERT_EQ(0, rkaccel_model_from_text(3, net_v2, &m, msg0, sizeof(msg0)));
+	ASSERT_EQ(0, rkaccel_graph_from_model(rkaccel_model_desc(m), &net, msg0, sizeof(msg0)));
+	ASSERT_EQ(0, rkaccel_graph_serialize(rkaccel_graph_desc(net), (void **)&bases[1],
+					     &lens[1]));
+	rkaccel_graph_free(net);
+	rkaccel_model_free(m);
+	copy = malloc(lens[0] > lens[1] ? lens[0] : lens[1]);
 	ASSERT_NE(NULL, copy);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
@@ -1154,6 +1371,8 @@ TEST(fuzz_parser)
 		int ret;
 
 		for (int k = 0; k < 64; k++, it++) {
+			img = bases[it % 2];
+			len = lens[it % 2];
 			memcpy(copy, img, len);
 			l = mutate(copy, len, &s);
 			if (l >= HDR3 && rng(&s) % 16)
@@ -1198,7 +1417,8 @@ TEST(fuzz_parser)
 	EXPECT_GE(it, 1000);
 	EXPECT_GT(kinds[1], it / 2);	/* the mutations reach past the checksum */
 	free(copy);
-	free(img);
+	free(bases[0]);
+	free(bases[1]);
 	NO_LEAKS();
 }
 

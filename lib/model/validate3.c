@@ -633,8 +633,7 @@ static int check_add(const struct rkaccel_graph_desc *d, const struct rkaccel_gr
 	for (uint32_t k = 0; k < 2; k++) {
 		const struct rkaccel_graph_tensor *in = &d->tensors[n->inputs[k]];
 
-		if (in->type == RKACCEL_DTYPE_FLOAT32)
-			return NODE_BAD("input '%s' is float32", in->name);
+		/* float32 only comes from CPU ops, refused before as inputs of the NPU */
 		if (!same_dims(in, out))
 			return NODE_BAD("input '%s' is %s, the output '%s' %s", in->name,
 					dims_str(in, a, sizeof(a)), out->name,
