@@ -3,9 +3,9 @@
 # Host-side checks, one TAP line each: checkpatch --strict, kernel-doc, sparse
 # and W=1 builds for both arches, device-tree bindings and overlays, the
 # install file list and a DKMS-style arm64 build, the man pages, and the
-# userspace that needs no device (tools' command lines, model files, the ONNX
-# converter) run on the host. Writes "passed failed
-# skipped" to build/logs/host.result.
+# userspace that needs no device (tools' command lines, model files 1.x to
+# 3.0 plain and under ASan/UBSan, the ONNX converter) run on the host.
+# Writes "passed failed skipped" to build/logs/host.result.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -103,6 +103,9 @@ host_arch=amd64
 [ "$(uname -m)" = aarch64 ] && host_arch=arm64
 check tools_cli scripts/test-tools.sh "$build/$host_arch/bin"
 check model_file "$build/$host_arch/selftests/model_test"
+check graph_file "$build/$host_arch/selftests/graph_test"
+# The model unit again under ASan/UBSan: both tests, the 3.0 parser fuzzed.
+check model_asan_ubsan scripts/check-model-san.sh
 # The ONNX converter (host only): its own TAP, plain and under ASan/UBSan.
 check onnx_converter scripts/check-convert.sh
 echo "1..$n"

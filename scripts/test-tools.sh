@@ -142,5 +142,38 @@ t "bench --json FIFO" 1 "--json .*: a FIFO with no reader" "$bench" --json "$fif
 t "bench --json ''" 2 "needs a path" "$bench" --json ""
 t "info FIFO" 1 "No such device" "$info" "$fifo"
 
+# rkaccel-info --model: a 2.0 network shown as its 3.0 graph, errors named.
+printf 'input 8x8x3\nconv 3x3 s2 c8\npw c8 linear\nadd 1\navgpool global\nfc 4\n' > "$tmp/net.txt"
+"$mk" --net "$tmp/net.txt" --seed 2 -o "$tmp/net.rkml" > /dev/null
+t "info --model 2.0 file" 0 "" "$info" --model "$tmp/net.rkml"
+n=$((n + 1))
+if grep -Eq '^ +2  add +layer1.acc 1x4x4x8 i32, layer0 1x4x4x8 i8 ' "$tmp/out" &&
+	grep -Eq '^ +3  global_avgpool ' "$tmp/out"; then
+	echo "ok $n info --model prints the graph as a table"
+else
+	echo "not ok $n info --model prints the graph as a table"
+	sed 's/^/#   stdout: /' "$tmp/out" | head -n 12
+	failed=$((failed + 1))
+fi
+# the same network through mkmodel --to-graph: a 3.0 file, the same table
+"$mk" --to-graph "$tmp/net.rkml" -o "$tmp/net3.rkml" > /dev/null
+t "info --model 3.0 file" 0 "" "$info" --model "$tmp/net3.rkml"
+n=$((n + 1))
+if grep -q 'format 3.x, batch 1, 5 nodes' "$tmp/out" &&
+	grep -Eq '^ +2  add +layer1.acc 1x4x4x8 i32, layer0 1x4x4x8 i8 ' "$tmp/out"; then
+	echo "ok $n info --model reads the 3.0 file mkmodel --to-graph wrote"
+else
+	echo "not ok $n info --model reads the 3.0 file mkmodel --to-graph wrote"
+	sed 's/^/#   stdout: /' "$tmp/out" | head -n 12
+	failed=$((failed + 1))
+fi
+t "mkmodel --to-graph --seed" 2 "--to-graph takes -o FILE only" \
+	"$mk" --to-graph "$tmp/net.rkml" --seed 1 -o "$tmp/x"
+t "mkmodel --to-graph of a 3.0 file" 1 "version 3.0 is newer" \
+	"$mk" --to-graph "$tmp/net3.rkml" -o "$tmp/x"
+t "info --model FIFO" 1 "not a regular file \(a FIFO\)" "$info" --model "$fifo"
+t "info --model missing" 1 "No such file" "$info" --model "$tmp/none"
+t "info --model ''" 2 "usage" "$info" --model ""
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* rkaccel-info: print the NPU device, its cores, versions and per-core load. */
+/*
+ * rkaccel-info: print the NPU device, its cores, versions and per-core load;
+ * or, with --model, a model file's graph as a table (no device needed).
+ */
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,7 +14,131 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: rkaccel-info [DEVICE]\n"
-		   "Print the rkaccel NPU device, its cores, versions and per-core load.\n");
+		   "       rkaccel-info --model FILE\n"
+		   "Print the rkaccel NPU device, its cores, versions and per-core load,\n"
+		   "or the graph of a model file (any version) as a table.\n");
+}
+
+static const char *type_name(uint32_t type)
+{
+	static const char *const names[] = { "?", "i8", "u8", "i32", "f32" };
+
+	return type <= RKACCEL_DTYPE_FLOAT32 ? names[type] : "?";
+}
+
+/* "name 1x8x8x3 u8" into @buf. */
+static const char *tensor_str(const struct rkaccel_graph_desc *d, uint32_t t, char *buf,
+			      size_t len)
+{
+	const struct rkaccel_graph_tensor *x = &d->tensors[t];
+	size_t at = (size_t)snprintf(buf, len, "%s ", x->name);
+
+	for (uint32_t k = 0; k < x->n_dims && at < len; k++)
+		at += (size_t)snprintf(buf + at, len - at, k ? "x%u" : "%u", x->dims[k]);
+	if (at < len)
+		snprintf(buf + at, len - at, " %s", type_name(x->type));
+	return buf;
+}
+
+/* Kernel, stride, padding, groups, activation: what a node does besides its op. */
+static const char *attr_str(const struct rkaccel_graph_node *n, char *buf, size_t len)
+{
+	static const char *const acts[] = { "", " relu", " clip", " leaky" };
+	size_t at = 0;
+
+	buf[0] = '\0';
+	if (n->kernel_h)
+		at += (size_t)snprintf(buf, len, "%ux%u/%u,%u pad %u,%u,%u,%u", n->kernel_h,
+				       n->kernel_w, n->stride_h, n->stride_w, n->pad_top,
+				       n->pad_left, n->pad_bottom, n->pad_right);
+	if (n->dilation_h > 1 || n->dilation_w > 1)
+		at += (size_t)snprintf(buf + at, len - at, " dil %ux%u", n->dilation_h,
+				       n->dilation_w);
+	if (n->groups > 1)
+		at += (size_t)snprintf(buf + at, len - at, " g%u", n->groups);
+	if (n->flags & RKACCEL_NODE_CEIL_MODE)
+		at += (size_t)snprintf(buf + at, len - at, " ceil");
+	if (n->flags & RKACCEL_NODE_COUNT_INCLUDE_PAD)
+		at += (size_t)snprintf(buf + at, len - at, " incl-pad");
+	if (n->axis)
+		at += (size_t)snprintf(buf + at, len - at, " axis %u", n->axis);
+	if (n->act <= RKACCEL_ACT_LEAKY && n->act)
+		at += (size_t)snprintf(buf + at, len - at, "%s", acts[n->act]);
+	if (n->act == RKACCEL_ACT_CLIP)
+		at += (size_t)snprintf(buf + at, len - at, " %g..%g", (double)n->clip_min,
+				       (double)n->clip_max);
+	if (n->act == RKACCEL_ACT_LEAKY)
+		at += (size_t)snprintf(buf + at, len - at, " %g", (double)n->leaky_slope);
+	if (n->weight_scales && at < len)
+		snprintf(buf + at, len - at, " per-channel");
+	return buf;
+}
+
+static void print_graph(const char *path, const char *version, const struct rkaccel_graph_desc *d)
+{
+	char a[320], b[320], c[160];
+
+	printf("model:    %s: %s, batch %u, %u nodes, %u tensors\n", path, version, d->batch,
+	       d->num_nodes, d->num_tensors);
+	for (uint32_t i = 0; i < d->num_inputs; i++) {
+		static const char *const order[] = { "", " RGB", " BGR" };
+		const struct rkaccel_graph_input *in = &d->inputs[i];
+
+		printf("input:    %s%s%s\n", tensor_str(d, in->tensor, a, sizeof(a)),
+		       in->channel_order <= RKACCEL_CHANNELS_BGR ? order[in->channel_order] : "",
+		       in->mean ? " mean/std" : "");
+	}
+	for (uint32_t i = 0; i < d->num_outputs; i++)
+		printf("output:   %s\n", tensor_str(d, d->outputs[i], a, sizeof(a)));
+	if (d->custom && *d->custom)
+		printf("custom:   %s\n", d->custom);
+	printf("%5s  %-14s  %-28s  %-24s  %s\n", "node", "op", "inputs", "output", "attributes");
+	for (uint32_t i = 0; i < d->num_nodes; i++) {
+		const struct rkaccel_graph_node *n = &d->nodes[i];
+		size_t at = 0;
+
+		a[0] = '\0';
+		for (uint32_t k = 0; k < n->num_inputs && at < sizeof(a); k++) {
+			at += (size_t)snprintf(a + at, sizeof(a) - at, "%s%s", k ? ", " : "",
+					       tensor_str(d, n->inputs[k], c, sizeof(c)));
+		}
+		attr_str(n, c, sizeof(c));
+		/* no padding after the output when nothing follows it */
+		printf("%5u  %-14s  %-28s  %-*s%s%s\n", i, rkaccel_graph_op_name(n->op), a,
+		       c[0] ? 24 : 0, tensor_str(d, n->output, b, sizeof(b)), c[0] ? "  " : "",
+		       c[0] == ' ' ? c + 1 : c);
+	}
+}
+
+/* A 3.x file as it is; a 1.x/2.x file as the graph it converts to. */
+static int show_model(const char *path)
+{
+	struct rkaccel_graph *g;
+	struct rkaccel_model *m;
+	char msg[512];
+	int ret = rkaccel_graph_load(path, &g, msg, sizeof(msg));
+
+	if (!ret) {
+		print_graph(path, "format 3.x", rkaccel_graph_desc(g));
+		rkaccel_graph_free(g);
+		return 0;
+	}
+	if (ret != -ENOTSUP) {
+		fprintf(stderr, "rkaccel-info: %s\n", msg);
+		return 1;
+	}
+	ret = rkaccel_model_load(path, &m, msg, sizeof(msg));
+	if (!ret) {
+		ret = rkaccel_graph_from_model(rkaccel_model_desc(m), &g, msg, sizeof(msg));
+		rkaccel_model_free(m);
+	}
+	if (ret) {
+		fprintf(stderr, "rkaccel-info: %s\n", msg);
+		return 1;
+	}
+	print_graph(path, "format 1.x/2.x, as its 3.0 graph", rkaccel_graph_desc(g));
+	rkaccel_graph_free(g);
+	return 0;
 }
 
 /* Per-core counters and the load of the last second, from debugfs. */
@@ -39,6 +167,13 @@ int main(int argc, char **argv)
 	const char *path = NULL;
 	int ret;
 
+	if (argc >= 2 && !strcmp(argv[1], "--model")) {
+		if (argc != 3 || !argv[2][0]) {
+			usage(stderr);
+			return 2;
+		}
+		return show_model(argv[2]);
+	}
 	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
 		usage(argc == 2 && !strcmp(argv[1], "--help") ? stdout : stderr);
 		return argc == 2 && !strcmp(argv[1], "--help") ? 0 : 2;

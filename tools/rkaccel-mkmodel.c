@@ -26,6 +26,7 @@ static void usage(FILE *f)
 		"       " PROG " --desc DESC.txt -o FILE\n"
 		"       " PROG " --net NET.txt [--seed SEED] -o FILE\n"
 		"       " PROG " --dump FILE\n"
+		"       " PROG " --to-graph FILE -o FILE\n"
 		"\n"
 		"Write an rkaccel quantized MLP model file, or check and summarize one.\n"
 		"  --random SEED   generate layers K0->K1, ..., K(n-1)->Kn from SEED (0..2^32-1);\n"
@@ -35,6 +36,7 @@ static void usage(FILE *f)
 		"                  operation a line (conv 3x3 s2 c16, dw 3x3, pw c32, add 2,\n"
 		"                  maxpool 2x2 s2, avgpool global, fc 10); --seed SEED (0)\n"
 		"  --dump FILE     validate FILE and print its layers\n"
+		"  --to-graph FILE write the 1.x/2.x model FILE as the equivalent format 3.0 graph\n"
 		"Numbers are decimal (no sign, 0x or leading zero); --layers has no empty field.\n"
 		"See rkaccel-mkmodel(1) and Documentation/model-format.rst.\n");
 }
@@ -659,12 +661,41 @@ static int cmd_net(const char *path, const char *seed_arg, const char *out)
 	return ret ? 1 : 0;
 }
 
+/* --- --to-graph --------------------------------------------------------- */
+
+static int cmd_to_graph(const char *path, const char *out)
+{
+	struct rkaccel_model *m;
+	struct rkaccel_graph *g;
+	char msg[512];
+	int ret = rkaccel_model_load(path, &m, msg, sizeof(msg));
+
+	if (ret) {
+		err("%s", msg);
+		return 1;
+	}
+	ret = rkaccel_graph_from_model(rkaccel_model_desc(m), &g, msg, sizeof(msg));
+	rkaccel_model_free(m);
+	if (ret) {
+		err("%s: %s", path, msg);
+		return 1;
+	}
+	ret = rkaccel_graph_save(rkaccel_graph_desc(g), out);
+	if (ret)
+		err("%s: %s", out, rkaccel_strerror(ret));
+	else
+		printf("%s: format 3.0, %u nodes, %u tensors\n", out,
+		       rkaccel_graph_desc(g)->num_nodes, rkaccel_graph_desc(g)->num_tensors);
+	rkaccel_graph_free(g);
+	return ret ? 1 : 0;
+}
+
 /* --- main ---------------------------------------------------------------- */
 
 int main(int argc, char **argv)
 {
 	const char *random = NULL, *rows = NULL, *layers = NULL, *desc = NULL, *dump = NULL;
-	const char *net = NULL, *seed_arg = NULL;
+	const char *net = NULL, *seed_arg = NULL, *to_graph = NULL;
 	const char *out = NULL, *why;
 	uint32_t flags = 0, seed, nrows;
 	int modes;
@@ -692,6 +723,8 @@ int main(int argc, char **argv)
 			slot = &dump;
 		} else if (!strcmp(a, "--net")) {
 			slot = &net;
+		} else if (!strcmp(a, "--to-graph")) {
+			slot = &to_graph;
 		} else if (!strcmp(a, "--seed")) {
 			slot = &seed_arg;
 		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
@@ -714,10 +747,10 @@ int main(int argc, char **argv)
 		}
 	}
 
-	modes = !!random + !!desc + !!dump + !!net;
+	modes = !!random + !!desc + !!dump + !!net + !!to_graph;
 	if (modes != 1) {
-		err(modes ? "--random, --desc, --net and --dump exclude each other" :
-		    "one of --random, --desc, --net or --dump is needed");
+		err(modes ? "--random, --desc, --net, --dump and --to-graph exclude each other" :
+		    "one of --random, --desc, --net, --dump or --to-graph is needed");
 		usage(stderr);
 		return 2;
 	}
@@ -731,6 +764,13 @@ int main(int argc, char **argv)
 	if (!out) {
 		err("-o FILE is needed");
 		return 2;
+	}
+	if (to_graph) {
+		if (rows || layers || flags || seed_arg) {
+			err("--to-graph takes -o FILE only");
+			return 2;
+		}
+		return cmd_to_graph(to_graph, out);
 	}
 	if (net || seed_arg) {
 		if (!net || rows || layers || flags) {

@@ -21,7 +21,7 @@ extern "C" {
  * Not the driver's version, which rkaccel_query() reports.
  */
 #define RKACCEL_LIB_VERSION_MAJOR	2
-#define RKACCEL_LIB_VERSION_MINOR	0
+#define RKACCEL_LIB_VERSION_MINOR	1
 #define RKACCEL_LIB_VERSION_PATCH	0
 #define RKACCEL_LIB_VERSION_CODE(major, minor, patch) \
 	(((major) << 16) | ((minor) << 8) | (patch))
@@ -286,6 +286,205 @@ int rkaccel_model_save(const struct rkaccel_model_desc *desc, const char *path);
 int rkaccel_model_random(uint32_t seed, uint32_t rows, uint32_t num_layers,
 			 const uint32_t *features, uint32_t flags_last,
 			 struct rkaccel_model **model);
+
+/* --- graphs: model format 3.0 -----------------------------------------------
+ *
+ * A graph is a directed acyclic graph of nodes over named tensors: up to 16
+ * graph inputs and outputs, NHWC tensors of int8, uint8, int32 or float32,
+ * convolutions (plain, depthwise, grouped), fully connected layers, pools,
+ * adds, concats, and CPU ops at the outputs (softmax, dequantize). Its file
+ * is version 3.0 of the model format (Documentation/model-format.rst,
+ * "Version 3.0: graphs"); 1.x and 2.x files stay with rkaccel_model_*().
+ * Nodes are in topological order: every input of node i is a graph input or
+ * the output of a node before i.
+ */
+
+#define RKACCEL_GRAPH_VERSION_MAJOR	3
+#define RKACCEL_GRAPH_VERSION_MINOR	0
+
+/* Limits enforced by rkaccel_graph_validate() and so by every parse. */
+#define RKACCEL_GRAPH_MAX_NODES		8192
+#define RKACCEL_GRAPH_MAX_TENSORS	16384
+#define RKACCEL_GRAPH_MAX_IO		16		/* graph inputs, graph outputs */
+#define RKACCEL_GRAPH_MAX_NODE_INPUTS	64		/* a concat's inputs */
+#define RKACCEL_GRAPH_MAX_EDGES		65536		/* node inputs, all nodes */
+#define RKACCEL_GRAPH_MAX_DIM		65536		/* each dimension */
+#define RKACCEL_GRAPH_MAX_TENSOR_BYTES	(1u << 31)	/* one tensor, whole batch */
+#define RKACCEL_GRAPH_MAX_NAME		255		/* bytes of a tensor name */
+#define RKACCEL_GRAPH_MAX_CUSTOM	1024		/* bytes of the custom string */
+#define RKACCEL_GRAPH_MAX_BATCH		64
+
+/* Element types of graph tensors. */
+enum rkaccel_dtype {
+	RKACCEL_DTYPE_INT8 = 1,
+	RKACCEL_DTYPE_UINT8,
+	RKACCEL_DTYPE_INT32,	/* accumulators: zero point 0 */
+	RKACCEL_DTYPE_FLOAT32,	/* CPU ops' outputs: scale and zero point 0 */
+};
+
+/* Node operations; the NPU's first, then the CPU's (outputs only). */
+enum rkaccel_graph_op {
+	RKACCEL_GOP_CONV,		/* groups 1, weights [out][kh][kw][in] */
+	RKACCEL_GOP_DWCONV,		/* groups == in == out channels, weights [c][kh][kw] */
+	RKACCEL_GOP_GROUPCONV,		/* groups >= 2, weights [out][kh][kw][in / groups] */
+	RKACCEL_GOP_FC,			/* [N, K...] -> [N, out], weights [out][K], K flattened NHWC */
+	RKACCEL_GOP_MAXPOOL,
+	RKACCEL_GOP_AVGPOOL,
+	RKACCEL_GOP_GLOBAL_AVGPOOL,	/* [N, H, W, C] -> [N, 1, 1, C] */
+	RKACCEL_GOP_ADD,		/* two inputs of the output's dims */
+	RKACCEL_GOP_CONCAT,		/* 2..64 inputs along axis */
+	RKACCEL_GOP_SOFTMAX,		/* CPU: float32 output, along axis */
+	RKACCEL_GOP_DEQUANTIZE,		/* CPU: float32 output */
+	RKACCEL_GOP_COUNT,
+};
+
+/* Activations of convolutions, fully connected layers and adds. */
+enum rkaccel_act {
+	RKACCEL_ACT_NONE,
+	RKACCEL_ACT_RELU,
+	RKACCEL_ACT_CLIP,	/* clamp to clip_min..clip_max (real values): ReLU6 is 0..6 */
+	RKACCEL_ACT_LEAKY,	/* x < 0: x * leaky_slope */
+};
+
+/* Node flags. */
+#define RKACCEL_NODE_CEIL_MODE		0x1u	/* pools: output size rounded up */
+#define RKACCEL_NODE_COUNT_INCLUDE_PAD	0x2u	/* AVGPOOL: divide by the whole window */
+
+/* Channel order a graph input expects of its pixels. */
+enum rkaccel_channel_order {
+	RKACCEL_CHANNELS_AS_IS,
+	RKACCEL_CHANNELS_RGB,
+	RKACCEL_CHANNELS_BGR,
+};
+
+/* A tensor: dims[0] is the batch; images are NHWC. */
+struct rkaccel_graph_tensor {
+	const char *name;	/* 1..RKACCEL_GRAPH_MAX_NAME bytes, 0x21..0x7e, unique */
+	uint32_t type;		/* enum rkaccel_dtype */
+	uint32_t n_dims;	/* 1..4 */
+	uint32_t dims[4];	/* 1..RKACCEL_GRAPH_MAX_DIM; 0 beyond n_dims */
+	float scale;		/* real = (q - zero_point) * scale */
+	int32_t zero_point;
+};
+
+/* A node: one output tensor, 1..64 input tensors (indices into tensors). */
+struct rkaccel_graph_node {
+	uint32_t op;			/* enum rkaccel_graph_op */
+	uint32_t num_inputs;
+	const uint32_t *inputs;
+	uint32_t output;
+	/* convolutions and pools; 0 for the others */
+	uint32_t kernel_h, kernel_w;	/* 1..11 (pools 1..16) */
+	uint32_t stride_h, stride_w;	/* 1..4 (pools 1..16) */
+	uint32_t pad_top, pad_left, pad_bottom, pad_right;	/* each < the kernel */
+	uint32_t dilation_h, dilation_w;	/* 1..4 (pools 1) */
+	uint32_t groups;		/* CONV 1, DWCONV channels, GROUPCONV >= 2 */
+	uint32_t flags;			/* RKACCEL_NODE_*, pools only */
+	uint32_t axis;			/* CONCAT, SOFTMAX: 1..n_dims - 1 */
+	uint32_t act;			/* enum rkaccel_act: convolutions, FC, ADD */
+	float clip_min, clip_max;	/* ACT_CLIP only, else 0 */
+	float leaky_slope;		/* ACT_LEAKY only, in (0, 1), else 0 */
+	/* convolutions and FC: symmetric int8 weights, int32 bias */
+	float weight_scale;
+	const int8_t *weights;
+	const int32_t *bias;		/* [out channels], |b| <= RKACCEL_MODEL_MAX_ABS_BIAS */
+	const float *weight_scales;	/* per output channel, each <= weight_scale; or NULL */
+};
+
+/* A graph input and how pixels are normalised before quantization. */
+struct rkaccel_graph_input {
+	uint32_t tensor;
+	uint32_t channel_order;		/* enum rkaccel_channel_order; RGB, BGR: 3 channels */
+	const float *mean, *std;	/* both NULL or both [channels]: (x - mean) / std */
+};
+
+/* A graph as the caller describes it or rkaccel_graph_desc() gives it. */
+struct rkaccel_graph_desc {
+	uint32_t batch;			/* 1..RKACCEL_GRAPH_MAX_BATCH, every dims[0] */
+	uint32_t num_tensors;
+	const struct rkaccel_graph_tensor *tensors;
+	uint32_t num_nodes;		/* 1..RKACCEL_GRAPH_MAX_NODES, topological order */
+	const struct rkaccel_graph_node *nodes;
+	uint32_t num_inputs;		/* 1..RKACCEL_GRAPH_MAX_IO */
+	const struct rkaccel_graph_input *inputs;
+	uint32_t num_outputs;		/* 1..RKACCEL_GRAPH_MAX_IO */
+	const uint32_t *outputs;	/* tensor indices */
+	const char *custom;		/* NULL or up to 1024 bytes (RKNN_QUERY_CUSTOM_STRING) */
+};
+
+/** A graph in memory: a validated description that owns its arrays. */
+struct rkaccel_graph;
+
+/*
+ * rkaccel_graph_validate - check @desc against every rule of
+ * Documentation/model-format.rst ("Version 3.0: graphs", "Rules"): counts
+ * and caps, names, shapes and types of every tensor, each node's inputs
+ * and output (in range, topological order, no cycle), its attributes and
+ * shapes per op, arrays and their values. Returns 0 or -EINVAL with a
+ * one-line message in @msg naming the node, tensor or input, for example
+ * "node 3 (conv): output 'b' is 1x8x8x16, the op gives 1x7x7x16".
+ */
+int rkaccel_graph_validate(const struct rkaccel_graph_desc *desc, char *msg, size_t msg_len);
+
+/*
+ * rkaccel_graph_parse - validate the 3.x file image @buf of @len bytes and
+ * store a copy in *@graph (free it with rkaccel_graph_free()). Trusts
+ * nothing in @buf and reads no byte outside it. Returns 0, or with a
+ * one-line message in @msg and *@graph untouched: -EINVAL (malformed or a
+ * broken rule), -EBADMSG (CRC-32 mismatch), -ENOTSUP (not major version 3:
+ * 1.x and 2.x files are for rkaccel_model_parse()), -ENOMEM.
+ */
+int rkaccel_graph_parse(const void *buf, size_t len, struct rkaccel_graph **graph,
+			char *msg, size_t msg_len);
+
+/*
+ * rkaccel_graph_load - read the file at @path and parse it as
+ * rkaccel_graph_parse() does; files are opened and limited as by
+ * rkaccel_model_load() (-EINVAL for anything but a regular file, -EFBIG above
+ * RKACCEL_MODEL_MAX_FILE_SIZE, open(2)/read(2) errors), messages start with
+ * "@path: ".
+ */
+int rkaccel_graph_load(const char *path, struct rkaccel_graph **graph, char *msg,
+		       size_t msg_len);
+
+/*
+ * rkaccel_graph_desc - the description of @graph; it and everything it points
+ * to live as long as @graph. Weight, bias and scale arrays are 64-byte aligned.
+ */
+const struct rkaccel_graph_desc *rkaccel_graph_desc(const struct rkaccel_graph *graph);
+
+/* rkaccel_graph_free - free @graph. NULL is a no-op. */
+void rkaccel_graph_free(struct rkaccel_graph *graph);
+
+/*
+ * rkaccel_graph_serialize - write @desc as a 3.0 file image in a new buffer
+ * *@buf (free(3) it) of *@len bytes, in the canonical layout. Returns 0,
+ * -EINVAL when rkaccel_graph_validate() rejects @desc, or -ENOMEM.
+ */
+int rkaccel_graph_serialize(const struct rkaccel_graph_desc *desc, void **buf, size_t *len);
+
+/*
+ * rkaccel_graph_save - serialize @desc and write it to @path as
+ * rkaccel_model_save() does. Returns 0, the errors of
+ * rkaccel_graph_serialize(), or the open(2)/write(2)/close(2) error.
+ */
+int rkaccel_graph_save(const struct rkaccel_graph_desc *desc, const char *path);
+
+/*
+ * rkaccel_graph_from_model - the 3.0 graph that computes what the 1.x/2.x
+ * model @desc computes: batch 1, input "input" [1, H, W, C] (an MLP's rows
+ * as H, W 1), one node per layer ("layer<i>"; the last output "output"),
+ * a fully connected layer as a 1x1 convolution, a global average pool as
+ * GLOBAL_AVGPOOL, and a layer with RKACCEL_LAYER_ADD as a convolution into
+ * an int32 accumulator "layer<i>.acc" plus an ADD node carrying the ReLU.
+ * Returns 0, -EINVAL with a message when rkaccel_model_validate() rejects
+ * @desc, or -ENOMEM.
+ */
+int rkaccel_graph_from_model(const struct rkaccel_model_desc *desc,
+			     struct rkaccel_graph **graph, char *msg, size_t msg_len);
+
+/* rkaccel_graph_op_name - "conv", "dwconv", ... for enum rkaccel_graph_op; "?" else. */
+const char *rkaccel_graph_op_name(uint32_t op);
 
 /* --- native layouts -------------------------------------------------------- */
 

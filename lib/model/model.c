@@ -160,7 +160,7 @@ static uint64_t align_up(uint64_t v)
  * 0xFFFFFFFF), the one of zlib and PNG; crc32("123456789") = 0xCBF43926.
  * @crc is the running value with the final xor undone: start with 0.
  */
-static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t len)
+uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t len)
 {
 	static uint32_t table[256];
 	static int ready;
@@ -183,7 +183,7 @@ static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t len)
 }
 
 /* The file checksum: CRC-32 of the whole image, the checksum field as zero. */
-static uint32_t file_crc(const uint8_t *img, size_t len)
+uint32_t model_file_crc(const uint8_t *img, size_t len)
 {
 	static const uint8_t zero[4];
 	uint32_t crc;
@@ -693,7 +693,7 @@ static int parse_header(const uint8_t *img, size_t len, uint32_t *header_size,
 			   (unsigned long long)file_size, len,
 			   file_size > len ? "truncated" : "trailing bytes");
 	want = get32(img + H_CHECKSUM);
-	crc = file_crc(img, len);
+	crc = model_file_crc(img, len);
 	if (crc != want) {
 		set_msg(msg, msg_len,
 			"checksum mismatch: header says 0x%08x, contents give 0x%08x (corrupted file)",
@@ -893,18 +893,19 @@ static const char *file_kind(mode_t mode)
 	}
 }
 
-int rkaccel_model_load(const char *path, struct rkaccel_model **model,
-		       char *msg, size_t msg_len)
+/*
+ * Read the regular file at @path into a new buffer *@buf (free() it) of
+ * *@len bytes, refusing anything but a regular file of at most
+ * RKACCEL_MODEL_MAX_FILE_SIZE; messages start with "@path: ".
+ */
+int model_read_file(const char *path, uint8_t **out, size_t *out_len, char *msg,
+		    size_t msg_len)
 {
 	struct stat st;
 	uint8_t *buf;
 	size_t size, done = 0;
 	int fd, ret;
 
-	if (msg && msg_len)
-		msg[0] = '\0';
-	if (!path || !model)
-		return bad(msg, msg_len, "invalid arguments");
 	/* O_NONBLOCK: a FIFO without a writer is refused below, not waited for. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
@@ -953,16 +954,42 @@ int rkaccel_model_load(const char *path, struct rkaccel_model **model,
 		done += (size_t)n;
 	}
 	close(fd);
-	ret = rkaccel_model_parse(buf, done, model, msg, msg_len);
-	free(buf);
-	if (ret && msg && msg_len) {
-		/* every message of a load names the file first */
-		char *why = strdup(msg);
+	*out = buf;
+	*out_len = done;
+	return 0;
+}
 
-		if (why)
-			set_msg(msg, msg_len, "%s: %s", path, why);
-		free(why);
-	}
+/* Put "@path: " before the message of a failed parse. */
+void model_msg_prefix(const char *path, char *msg, size_t msg_len)
+{
+	char *why;
+
+	if (!msg || !msg_len)
+		return;
+	why = strdup(msg);
+	if (why)
+		set_msg(msg, msg_len, "%s: %s", path, why);
+	free(why);
+}
+
+int rkaccel_model_load(const char *path, struct rkaccel_model **model,
+		       char *msg, size_t msg_len)
+{
+	uint8_t *buf;
+	size_t len;
+	int ret;
+
+	if (msg && msg_len)
+		msg[0] = '\0';
+	if (!path || !model)
+		return bad(msg, msg_len, "invalid arguments");
+	ret = model_read_file(path, &buf, &len, msg, msg_len);
+	if (ret)
+		return ret;
+	ret = rkaccel_model_parse(buf, len, model, msg, msg_len);
+	free(buf);
+	if (ret)
+		model_msg_prefix(path, msg, msg_len);
 	return ret;
 }
 
@@ -1065,34 +1092,28 @@ int rkaccel_model_serialize(const struct rkaccel_model_desc *desc, void **buf, s
 	off = HEADER_SIZE + (uint64_t)desc->num_layers * rec;
 	for (uint32_t i = 0; i < desc->num_layers; i++)
 		off = put_layer(img, img + HEADER_SIZE + (size_t)i * rec, &desc->layers[i], off, v2);
-	put32(img + H_CHECKSUM, file_crc(img, (size_t)size));
+	put32(img + H_CHECKSUM, model_file_crc(img, (size_t)size));
 	*buf = img;
 	*len = (size_t)size;
 	return 0;
 }
 
-int rkaccel_model_save(const struct rkaccel_model_desc *desc, const char *path)
+/* Write @len bytes of @buf to @path (created 0644 or truncated); no blocking open. */
+int model_write_file(const char *path, const void *buf, size_t len)
 {
-	size_t len, done = 0;
-	void *buf;
-	int fd, ret;
+	size_t done = 0;
+	int fd, ret = 0;
 
-	if (!path)
-		return -EINVAL;
-	ret = rkaccel_model_serialize(desc, &buf, &len);
-	if (ret)
-		return ret;
 	/* A FIFO without a reader fails at once with ENXIO instead of blocking. */
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0644);
 	if (fd < 0 || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
 		ret = -errno;
 		if (fd >= 0)
 			close(fd);
-		free(buf);
 		return ret;
 	}
 	while (done < len) {
-		ssize_t n = write(fd, (uint8_t *)buf + done, len - done);
+		ssize_t n = write(fd, (const uint8_t *)buf + done, len - done);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -1104,6 +1125,21 @@ int rkaccel_model_save(const struct rkaccel_model_desc *desc, const char *path)
 	}
 	if (close(fd) && !ret)
 		ret = -errno;
+	return ret;
+}
+
+int rkaccel_model_save(const struct rkaccel_model_desc *desc, const char *path)
+{
+	size_t len;
+	void *buf;
+	int ret;
+
+	if (!path)
+		return -EINVAL;
+	ret = rkaccel_model_serialize(desc, &buf, &len);
+	if (ret)
+		return ret;
+	ret = model_write_file(path, buf, len);
 	free(buf);
 	return ret;
 }

@@ -33,6 +33,17 @@ int model_alloc(uint32_t rows, uint32_t num_layers,
 int model_copy(const struct rkaccel_model_desc *d, struct rkaccel_model **out, char *msg,
 	       size_t msg_len);
 
+/* CRC-32 (zlib's) running value, 0 to start; the file checksum of 1.x..3.x. */
+uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t len);
+/* CRC-32 of @len bytes of @img with the checksum field (bytes 40..43) as zero. */
+uint32_t model_file_crc(const uint8_t *img, size_t len);
+/* A regular file of at most RKACCEL_MODEL_MAX_FILE_SIZE read whole. */
+int model_read_file(const char *path, uint8_t **buf, size_t *len, char *msg, size_t msg_len);
+/* "@path: " before @msg. */
+void model_msg_prefix(const char *path, char *msg, size_t msg_len);
+/* Write a whole file without blocking on a FIFO. */
+int model_write_file(const char *path, const void *buf, size_t len);
+
 /* The seeded generator's integer-only helpers (lib/model/model_random.c). */
 uint64_t rng_next(uint64_t *s);
 int32_t rng_range(uint64_t *s, int32_t lo, int32_t hi);
