@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The CPU reference of a whole network (model format 2.0): each layer
- * through the per-operation references of conv_run.h, in order, the
+ * through the per-operation references of quant_ref.h, in order, the
  * integer parameters derived here from the model's scales as
  * Documentation/model-format.rst defines them, not taken from the library.
  */
 #ifndef RKACCEL_NET_REF_H
 #define RKACCEL_NET_REF_H
 
-#include "conv_run.h"
+#include "quant_ref.h"
 
 /* Shape of tensor @t: 0 the input, i + 1 the output of layer i. */
 struct net_shape {

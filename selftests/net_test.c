@@ -10,6 +10,7 @@
  */
 
 #include "kselftest_harness.h"
+#include "conv_run.h"
 #include "net_ref.h"
 
 #define SIM_COMPUTE_PATH	"/sys/module/rkaccel_sim/parameters/sim_compute"

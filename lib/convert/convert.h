@@ -47,6 +47,13 @@ int cv_infer_node(struct cv_graph *g, struct cv_node *n, struct cv_diag *d);
  */
 int cv_exec(const struct cv_graph *g, const float *const *inputs, float *const *outputs,
 	    struct cv_diag *d);
+/*
+ * cv_exec with every tensor shown to @visit as it is made (the graph inputs
+ * first, then each node's output in graph order): calibration's view.
+ */
+typedef void (*cv_visit_fn)(void *ctx, int tensor, const float *data);
+int cv_exec_visit(const struct cv_graph *g, const float *const *inputs, float *const *outputs,
+		  cv_visit_fn visit, void *ctx, struct cv_diag *d);
 /* One node over float buffers (exec_*.c); bufs[t] holds tensor t. */
 int cv_exec_node(const struct cv_graph *g, const struct cv_node *n, float **bufs,
 		 struct cv_diag *d);

@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: MIT
 #
-# The ONNX converter's host-only library and its test program. Host-only:
-# protobuf-c is not in the guests' initramfs. The protobuf-c code for ONNX is
-# generated here at build time from Debian's libonnx-dev onnx.proto.
-#   make -f lib/convert/convert.mk OUT=build/convert          library + test
+# The ONNX converter's host-only library, its test programs and the
+# rkaccel-convert tool. Host-only: protobuf-c is not in the guests'
+# initramfs. The protobuf-c code for ONNX is generated here at build time
+# from Debian's libonnx-dev onnx.proto. The model file is written by
+# librkaccel's model unit (lib/model), compiled here for the host.
+#   make -f lib/convert/convert.mk OUT=build/convert          library + tests
 #   make -f lib/convert/convert.mk OUT=build/convert-san SAN=1  with ASan/UBSan
 
 SRC_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
+TOP := $(SRC_DIR)/../..
 OUT ?= build/convert
 CC ?= gcc
 AR ?= ar
@@ -14,7 +17,7 @@ PROTOC_C ?= protoc-c
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
 
 CFLAGS_CV := -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -Wall -Wextra -Werror \
-	     -I$(SRC_DIR) -I$(OUT)/gen
+	     -I$(SRC_DIR) -I$(OUT)/gen -I$(TOP)/lib/include
 ifeq ($(SAN),1)
 CFLAGS_CV += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS_CV += -fsanitize=address,undefined
@@ -22,9 +25,13 @@ endif
 
 LIB_SRCS := $(wildcard $(SRC_DIR)/*.c)
 LIB_OBJS := $(patsubst $(SRC_DIR)/%.c,$(OUT)/obj/%.o,$(LIB_SRCS)) $(OUT)/obj/onnx.pb-c.o
-TEST_SRCS := $(wildcard $(SRC_DIR)/tests/*.c)
+MODEL_SRCS := $(wildcard $(TOP)/lib/model/*.c)
+MODEL_OBJS := $(patsubst $(TOP)/lib/model/%.c,$(OUT)/obj/model/%.o,$(MODEL_SRCS))
+# digits_int8 is GPL-2.0 (it runs the selftests' CPU reference): a program of its own.
+TEST_SRCS := $(filter-out %/digits_int8.c,$(wildcard $(SRC_DIR)/tests/*.c))
+LIBS_CV := $(OUT)/libconvert.a $(MODEL_OBJS) -lprotobuf-c -lpng -ljpeg -lm
 
-all: $(OUT)/libconvert.a $(OUT)/convert_test
+all: $(OUT)/libconvert.a $(OUT)/convert_test $(OUT)/digits_int8
 
 # onnx.proto is copied so protoc-c names the output onnx.pb-c.[ch].
 $(OUT)/gen/onnx.pb-c.c $(OUT)/gen/onnx.pb-c.h: $(ONNX_PROTO)
@@ -41,11 +48,20 @@ $(OUT)/obj/%.o: $(SRC_DIR)/%.c $(wildcard $(SRC_DIR)/*.h) $(OUT)/gen/onnx.pb-c.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_CV) -c -o $@ $<
 
+$(OUT)/obj/model/%.o: $(TOP)/lib/model/%.c $(wildcard $(TOP)/lib/model/*.h) \
+		$(TOP)/lib/include/rkaccel.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_CV) -D_GNU_SOURCE -I$(TOP)/lib/model -c -o $@ $<
+
 $(OUT)/libconvert.a: $(LIB_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(OUT)/convert_test: $(TEST_SRCS) $(OUT)/libconvert.a $(wildcard $(SRC_DIR)/*.h)
-	$(CC) $(CFLAGS_CV) $(LDFLAGS_CV) -o $@ $(TEST_SRCS) $(OUT)/libconvert.a -lprotobuf-c -lm
+$(OUT)/convert_test: $(TEST_SRCS) $(OUT)/libconvert.a $(MODEL_OBJS) $(wildcard $(SRC_DIR)/*.h)
+	$(CC) $(CFLAGS_CV) $(LDFLAGS_CV) -o $@ $(TEST_SRCS) $(LIBS_CV)
+
+$(OUT)/digits_int8: $(SRC_DIR)/tests/digits_int8.c $(OUT)/libconvert.a $(MODEL_OBJS) \
+		$(wildcard $(SRC_DIR)/*.h) $(wildcard $(TOP)/selftests/*_ref.h)
+	$(CC) $(CFLAGS_CV) -I$(TOP)/selftests $(LDFLAGS_CV) -o $@ $< $(LIBS_CV)
 
 .PHONY: all

@@ -100,6 +100,12 @@ static void free_bufs(const struct cv_graph *g, float **bufs, const char *owned)
 int cv_exec(const struct cv_graph *g, const float *const *inputs, float *const *outputs,
 	    struct cv_diag *d)
 {
+	return cv_exec_visit(g, inputs, outputs, NULL, NULL, d);
+}
+
+int cv_exec_visit(const struct cv_graph *g, const float *const *inputs, float *const *outputs,
+		  cv_visit_fn visit, void *ctx, struct cv_diag *d)
+{
 	float **bufs = calloc(g->n_tensors + 1, sizeof(float *));
 	char *owned = calloc(g->n_tensors + 1, 1);
 	int *order = malloc((g->n_nodes + 1) * sizeof(int));
@@ -115,8 +121,11 @@ int cv_exec(const struct cv_graph *g, const float *const *inputs, float *const *
 	for (int t = 0; t < g->n_tensors; t++)
 		if (g->tensors[t].data && g->tensors[t].dtype == CV_F32)
 			bufs[t] = g->tensors[t].data;
-	for (int i = 0; i < g->n_inputs; i++)
+	for (int i = 0; i < g->n_inputs; i++) {
 		bufs[g->inputs[i]] = (float *)inputs[i];
+		if (visit)
+			visit(ctx, g->inputs[i], inputs[i]);
+	}
 	for (int i = 0; i < count; i++) {
 		const struct cv_node *n = &g->nodes[order[i]];
 		int o = n->out[0];
@@ -129,6 +138,8 @@ int cv_exec(const struct cv_graph *g, const float *const *inputs, float *const *
 		owned[o] = 1;
 		if (!bufs[o] || cv_exec_node(g, n, bufs, d))
 			goto out;
+		if (visit)
+			visit(ctx, o, bufs[o]);
 	}
 	for (int i = 0; i < g->n_outputs; i++) {
 		int t = g->outputs[i];

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Post-training quantization and the lowering to the NPU model format:
+ * the calibration set (dataset.c), the float statistics of every tensor
+ * over it (calibrate.c), the choice of each tensor's range (quant_algo.c),
+ * int8 parameters and weights (quantize.c), and the chain of 2.0 layers
+ * (lower_chain.c). Documentation/convert.rst, "Post-training quantization".
+ */
+#ifndef RKACCEL_CONVERT_QUANT_H
+#define RKACCEL_CONVERT_QUANT_H
+
+#include "convert.h"
+#include "rkaccel.h"
+
+/* --- dataset.c: the toolkit's dataset.txt ----------------------------------- */
+
+/* Samples of a dataset.txt: one line each, one path per graph input. */
+struct cv_dataset {
+	int n_samples, n_inputs;
+	char **paths;		/* [n_samples][n_inputs], resolved against the file's folder */
+};
+
+/* An array read from a .npy file, converted to float. */
+struct cv_array {
+	int rank;
+	int64_t dims[CV_MAX_RANK];
+	int64_t elems;
+	float *data;
+};
+
+int cv_dataset_load(const char *path, int n_inputs, struct cv_dataset *ds, struct cv_diag *d);
+void cv_dataset_free(struct cv_dataset *ds);
+/* A .npy (float32/64, int8/16/32/64, uint8/16, C order) as float. */
+int cv_npy_read(const char *path, struct cv_array *a, struct cv_diag *d);
+void cv_array_free(struct cv_array *a);
+/*
+ * One sample file for the graph input @t: a .npy with as many elements as
+ * @t (taken in its order), or a .png/.jpg image [H][W][C] pixels 0..255 for
+ * an NCHW @t of the same H, W and C (transposed to NCHW). Into @dst.
+ */
+int cv_sample_read(const char *path, const struct cv_tensor *t, float *dst, struct cv_diag *d);
+/* A .png or .jpg file as bytes [*h][*w][*c], *c 1 (gray) or 3 (RGB); free(*px). */
+int cv_image_read(const char *path, uint8_t **px, int64_t *h, int64_t *w, int64_t *c,
+		  struct cv_diag *d);
+
+/* --- calibrate.c: float statistics of every tensor -------------------------- */
+
+#define CV_HIST_BINS 2048
+
+struct cv_stats {
+	bool seen;
+	float min, max;		/* over every sample; the histogram spans them */
+	double *hist;		/* CV_HIST_BINS counts, or NULL */
+};
+
+struct cv_calib {
+	int n_tensors;
+	struct cv_stats *t;	/* indexed by tensor */
+};
+
+/* Runs the float executor over @ds; with @hist also the histograms (a second pass). */
+int cv_calibrate(const struct cv_graph *g, const struct cv_dataset *ds, bool hist,
+		 struct cv_calib *c, struct cv_diag *d);
+void cv_calib_free(struct cv_calib *c);
+
+/* --- quant_algo.c: each tensor's range -------------------------------------- */
+
+enum cv_algo { CV_ALGO_NORMAL, CV_ALGO_MMSE, CV_ALGO_KL };
+
+/* "normal", "mmse", "kl_divergence"; -1 for anything else. */
+int cv_algo_from_name(const char *name);
+const char *cv_algo_name(enum cv_algo a);
+/* The float range [*lo, *hi] (containing 0) that @algo keeps of @s. */
+void cv_algo_range(const struct cv_stats *s, enum cv_algo algo, float *lo, float *hi);
+/* Asymmetric int8 parameters of a range: q = round(x / scale) + zp. */
+void cv_range_to_qparams(float lo, float hi, float *scale, int32_t *zp);
+
+/* --- quantize.c: int8 parameters and weights --------------------------------- */
+
+struct cv_qparam {
+	bool set;
+	float scale;
+	int32_t zp;
+};
+
+/* A Conv's or FullyConnected's weights, symmetric int8, ONNX layout. */
+struct cv_qweights {
+	int64_t n_out, per_out;	/* weights [n_out][per_out] */
+	int8_t *w;
+	float *scales;		/* per output channel (all equal per layer) */
+	float scale_max;	/* the largest; scales[n] = scale_max * mul / 2^14 */
+	int32_t *bias;		/* round(b / (in scale * scales[n])) */
+};
+
+struct cv_quant_opts {
+	enum cv_algo algo;
+	bool per_layer;		/* one weight scale per layer instead of per channel */
+};
+
+struct cv_qgraph {
+	int n_tensors, n_nodes;
+	struct cv_qparam *t;	/* per tensor */
+	struct cv_qweights *w;	/* per node; w == NULL where none */
+};
+
+int cv_quantize(const struct cv_graph *g, const struct cv_calib *c,
+		const struct cv_quant_opts *o, struct cv_qgraph *q, struct cv_diag *d);
+void cv_qgraph_free(struct cv_qgraph *q);
+/* NCHW float [1][C][H][W] to the model's int8 [H][W][C], rounding half away from zero. */
+void cv_quantize_input(const float *src, int64_t C, int64_t H, int64_t W,
+		       const struct cv_qparam *p, int8_t *dst);
+
+/* --- lower_chain.c: a chain of 2.0 layers ------------------------------------ */
+
+struct cv_lowered {
+	struct rkaccel_model_desc desc;
+	struct rkaccel_layer_desc layers[RKACCEL_MODEL_MAX_LAYERS];
+	int input, output;	/* graph tensors: the model's input and output */
+	int64_t in_c, in_h, in_w;
+};
+
+/*
+ * The quantized @g as a chain of 2.0 layers (conv, depthwise, pools, fully
+ * connected; ReLU fused; the last layer OUT_INT32). Anything else: one
+ * message per node that does not fit, and -1.
+ */
+int cv_lower_chain(const struct cv_graph *g, const struct cv_qgraph *q, struct cv_lowered *l,
+		   struct cv_diag *d);
+void cv_lowered_free(struct cv_lowered *l);
+
+/* --- convert_int8.c: the whole flow ------------------------------------------ */
+
+/* ONNX file + dataset.txt to a lowered model (cv_lowered_free it). */
+int cv_convert(const char *onnx, const char *dataset, const struct cv_quant_opts *o,
+	       struct cv_graph **gp, struct cv_lowered *l, struct cv_diag *d);
+
+#endif
