@@ -2,7 +2,9 @@
 #
 # rkaccel: top-level build. See README.md.
 #   make         build the module, library, tools and selftests for amd64 and arm64
-#   make run     boot the simulated RK3588 and RK3576 in QEMU, run the multi-batch demo
+#   make run     convert the trained digits model (ONNX -> int8) on the host, boot the
+#                simulated RK3588 (batch 3) and RK3576 (batch 2) in QEMU, run its test
+#                digits across the cores: top-1 and every slice against the host
 #   make check   every test: host checks, then QEMU on amd64/arm64 x rk3588/rk3576
 #   make bench   rkaccel-bench in the simulated SoCs, figures in build/bench.json
 #   make deps    host packages and the cached Debian 6.12 kernel packages
@@ -57,6 +59,8 @@ dkms-install:
 	@v=$$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' dkms.conf); \
 	if [ -z "$(DESTDIR)" ] && command -v dkms >/dev/null; then dkms install "rkaccel/$$v"; fi
 
+# qemu-run.sh converts the digits model on the host first (scripts/digits-data.sh)
+# and prints the host's float and int8 top-1; digits_test in the guest the NPU's.
 run: all
 	@scripts/qemu-run.sh amd64 rk3588 scripts/demo-rk3588.list demo
 	@scripts/qemu-run.sh amd64 rk3576 scripts/demo-rk3576.list demo

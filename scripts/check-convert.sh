@@ -6,8 +6,10 @@
 # runs both builds over them. Then digits_int8: the trained digits model
 # converted to int8 (each calibration algorithm, per channel and per layer)
 # and its top-1, float against the host int8 executor; it prints the line
-# "digits: float top-1 X%, int8 top-1 Y% on N images" once (normal). TAP
-# from each; fails if any fails.
+# "digits: float top-1 X%, int8 top-1 Y% on N images" once (normal). Then
+# rkaccel-convert: bad options and bad files each refused with a message,
+# and its model files byte for byte digits_int8's. TAP from each; fails if
+# any fails.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,10 +37,78 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 for args in normal mmse kl_divergence "normal per-layer"; do
 	echo "# digits_int8 $args ($build/convert)"
 	# shellcheck disable=SC2086 # the algorithm and the option are two words
-	"$build/convert/digits_int8" models/digits "$build/convert/digits.rkm" $args || rc=1
+	"$build/convert/digits_int8" models/digits "$build/convert/digits-${args// /-}.rkm" $args ||
+		rc=1
 done
 echo "# digits_int8 kl_divergence under ASan/UBSan ($build/convert-san)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	"$build/convert-san/digits_int8" models/digits "$build/convert-san/digits.rkm" \
 	kl_divergence || rc=1
+
+# rkaccel-convert. t NAME STATUS PATTERN ARGS...: exits STATUS, stderr matches PATTERN.
+echo "# rkaccel-convert ($build/convert)"
+conv=$build/convert/rkaccel-convert
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+t() {
+	local name=$1 want=$2 pat=$3 got
+	shift 3
+	n=$((n + 1))
+	got=0
+	"$conv" "$@" > "$tmp/out" 2> "$tmp/err" < /dev/null || got=$?
+	if [ "$got" -eq "$want" ] && grep -Eq -- "$pat" "$tmp/err"; then
+		echo "ok $n - rkaccel-convert $name"
+	else
+		echo "not ok $n - rkaccel-convert $name: exit $got (want $want), stderr:"
+		sed 's/^/#   /' "$tmp/err" | head -n 5
+		rc=1
+	fi
+}
+onnx=models/digits/digits.onnx ds=models/digits/dataset.txt
+echo "TAP version 13"
+echo "1..18"
+t "without arguments" 2 "the ONNX model is missing"
+t "without -o" 2 "-o OUT.rkm is missing" "$onnx" --dataset "$ds"
+t "without --dataset" 2 "--dataset DATASET.txt is missing" "$onnx" -o "$tmp/m.rkm"
+t "-o without a value" 2 "-o needs a value" "$onnx" --dataset "$ds" -o
+t "an empty --dataset" 2 "--dataset needs a value" "$onnx" -o "$tmp/m.rkm" --dataset ""
+t "an unknown option" 2 "unknown option '--batch'" "$onnx" -o "$tmp/m.rkm" --dataset "$ds" --batch 3
+t "an unknown algorithm" 2 "--algorithm 'minmax': not normal, mmse or kl_divergence" \
+	"$onnx" -o "$tmp/m.rkm" --dataset "$ds" --algorithm minmax
+t "two models" 2 "a second ONNX model 'b.onnx'" "$onnx" b.onnx -o "$tmp/m.rkm" --dataset "$ds"
+t "-o twice" 2 "-o given twice" "$onnx" -o "$tmp/m.rkm" -o "$tmp/n.rkm" --dataset "$ds"
+t "--per-layer twice" 2 "--per-layer given twice" "$onnx" -o "$tmp/m.rkm" --dataset "$ds" \
+	--per-layer --per-layer
+t "a missing model" 1 "$tmp/none.onnx: cannot open" "$tmp/none.onnx" -o "$tmp/m.rkm" --dataset "$ds"
+head -c 100 "$onnx" > "$tmp/cut.onnx"
+t "a truncated model" 1 "not a valid ONNX file" "$tmp/cut.onnx" -o "$tmp/m.rkm" --dataset "$ds"
+t "a missing dataset" 1 "none.txt: cannot open the dataset file" "$onnx" -o "$tmp/m.rkm" \
+	--dataset "$tmp/none.txt"
+t "an unwritable output" 1 "$tmp/no/m.rkm: cannot write the model" "$onnx" -o "$tmp/no/m.rkm" \
+	--dataset "$ds"
+n=$((n + 1))
+if [ ! -e "$tmp/m.rkm" ] && [ ! -e "$tmp/n.rkm" ]; then
+	echo "ok $n - rkaccel-convert: no refusal wrote a model file"
+else
+	echo "not ok $n - rkaccel-convert: a refusal wrote a model file"
+	rc=1
+fi
+# The same bytes as digits_int8's model for the same options.
+same() {
+	local name=$1 ref=$2
+	shift 2
+	n=$((n + 1))
+	if "$conv" "$onnx" -o "$tmp/$name.rkm" --dataset "$ds" "$@" > "$tmp/out" 2>&1 &&
+		cmp -s "$tmp/$name.rkm" "$build/convert/$ref"; then
+		echo "ok $n - rkaccel-convert ${*:-(defaults)} writes digits_int8's $ref byte for byte"
+	else
+		echo "not ok $n - rkaccel-convert ${*:-(defaults)} differs from digits_int8's $ref"
+		sed 's/^/#   /' "$tmp/out" | head -n 5
+		rc=1
+	fi
+}
+same normal digits-normal.rkm
+same mmse digits-mmse.rkm --algorithm mmse
+same per-layer digits-normal-per-layer.rkm --per-layer
 exit $rc

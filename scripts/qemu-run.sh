@@ -152,6 +152,13 @@ make_initramfs() {
 	[ -z "${RKACCEL_EXTRA_MODULES:-}" ] || cp $RKACCEL_EXTRA_MODULES "$work/modules/"
 	cp "$out"/bin/* "$out"/selftests/* "$work/bin/" 2>/dev/null || true
 	cp "$list" "$work/tests/list"
+	# The trained digits model and the host executor's outputs, made on
+	# the host (scripts/digits-data.sh), for digits_test.
+	if grep -q digits_test "$list"; then
+		"$top/scripts/digits-data.sh"
+		mkdir -p "$work/data"
+		cp -r "$build/digits" "$work/data/digits"
+	fi
 	if [ "$arch" = amd64 ] && [ "$kernel" = stock ] && grep -q python3 "$list"; then
 		add_python
 	fi

@@ -218,6 +218,9 @@ static void place_tensors(struct rkaccel_program *p, const struct rkaccel_model_
 			p->size[t[i].buf] = size;
 			continue;
 		}
+		/* between layers: planes a convolution can read (compile.h) */
+		t[i].plane = (uint32_t)cna_plane_bytes(s.height, s.width);
+		size = (size_t)native_planes(s.channels, t[i].elem_bytes) * t[i].plane;
 		t[i].buf = RKACCEL_BUF_INTERNAL;
 		t[i].off = (uint32_t)total;
 		if (own)

@@ -34,6 +34,21 @@ static inline size_t native_plane_bytes(uint32_t rows)
 	return (size_t)ALIGN_UP(rows, NATIVE_ROW_ALIGN) * RKNPU_ATOM_BYTES;
 }
 
+/*
+ * The CNA's plane stride is 16 x (SURF_STRIDE + LINE_STRIDE) bytes, the line
+ * stride in 4-byte words (Documentation/datapath.rst): a plane it reads
+ * spans at least 4 lines, or SURF_STRIDE would be negative. Activations of
+ * fewer rows (a 2x2 map: 4 rows, 8 lines' worth of words) get planes of 4
+ * lines; the model's input keeps rkaccel_native_size()'s layout.
+ */
+static inline size_t cna_plane_bytes(uint32_t height, uint32_t width)
+{
+	size_t plane = native_plane_bytes(height * width);
+	size_t lines4 = (size_t)4 * width * RKNPU_ATOM_BYTES;
+
+	return plane > lines4 ? plane : lines4;
+}
+
 static inline uint32_t native_planes(uint32_t channels, uint32_t elem_bytes)
 {
 	return ALIGN_UP(channels, NATIVE_CHANNEL_ALIGN) * elem_bytes / RKNPU_ATOM_BYTES;

@@ -136,6 +136,9 @@ int conv_plan(struct layer_plan *lp, uint32_t banks)
 	lp->kernels = lp->dw ? 1 : ALIGN_UP(d->out_features, 2);
 	if (lp->in_w > TASK_MAX_LINES || lp->out_w > TASK_MAX_LINES)
 		return -E2BIG;
+	/* SURF_STRIDE = plane / 16 - LINE_STRIDE may not be negative (compile.h) */
+	if (lp->in.plane / 16 < lp->in_w * RKNPU_ATOM_BYTES / 4)
+		return -E2BIG;
 	if (plan_kernels(lp, banks) || plan_rows(lp, banks))
 		return -E2BIG;
 	return plan_quant(lp);

@@ -5,7 +5,7 @@
 # initramfs. The protobuf-c code for ONNX is generated here at build time
 # from Debian's libonnx-dev onnx.proto. The model file is written by
 # librkaccel's model unit (lib/model), compiled here for the host.
-#   make -f lib/convert/convert.mk OUT=build/convert          library + tests
+#   make -f lib/convert/convert.mk OUT=build/convert          library, tests, rkaccel-convert
 #   make -f lib/convert/convert.mk OUT=build/convert-san SAN=1  with ASan/UBSan
 
 SRC_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
@@ -31,7 +31,7 @@ MODEL_OBJS := $(patsubst $(TOP)/lib/model/%.c,$(OUT)/obj/model/%.o,$(MODEL_SRCS)
 TEST_SRCS := $(filter-out %/digits_int8.c,$(wildcard $(SRC_DIR)/tests/*.c))
 LIBS_CV := $(OUT)/libconvert.a $(MODEL_OBJS) -lprotobuf-c -lpng -ljpeg -lm
 
-all: $(OUT)/libconvert.a $(OUT)/convert_test $(OUT)/digits_int8
+all: $(OUT)/libconvert.a $(OUT)/convert_test $(OUT)/digits_int8 $(OUT)/rkaccel-convert
 
 # onnx.proto is copied so protoc-c names the output onnx.pb-c.[ch].
 $(OUT)/gen/onnx.pb-c.c $(OUT)/gen/onnx.pb-c.h: $(ONNX_PROTO)
@@ -63,5 +63,10 @@ $(OUT)/convert_test: $(TEST_SRCS) $(OUT)/libconvert.a $(MODEL_OBJS) $(wildcard $
 $(OUT)/digits_int8: $(SRC_DIR)/tests/digits_int8.c $(OUT)/libconvert.a $(MODEL_OBJS) \
 		$(wildcard $(SRC_DIR)/*.h) $(wildcard $(TOP)/selftests/*_ref.h)
 	$(CC) $(CFLAGS_CV) -I$(TOP)/selftests $(LDFLAGS_CV) -o $@ $< $(LIBS_CV)
+
+# The host tool (tools/rkaccel-convert): the same library calls as digits_int8.
+$(OUT)/rkaccel-convert: $(TOP)/tools/rkaccel-convert/rkaccel-convert.c $(OUT)/libconvert.a \
+		$(MODEL_OBJS) $(wildcard $(SRC_DIR)/*.h)
+	$(CC) $(CFLAGS_CV) $(LDFLAGS_CV) -o $@ $< $(LIBS_CV)
 
 .PHONY: all

@@ -10,7 +10,14 @@
  *   digits: float top-1 X%, int8 top-1 Y% on N images
  * and fails if int8 loses more than 1 point.
  *
- * usage: digits_int8 DIR MODEL_OUT [normal|mmse|kl_divergence [per-layer]]
+ * With --emit OUT_DIR it also writes what the guest's selftests/digits_test
+ * needs to run the same digits on the NPU: the model file (digits.rkm), the
+ * int8 input bytes of every test digit exactly as this program quantized
+ * them (inputs.bin), the host int8 executor's output bytes for each, the
+ * very ones its top-1 above counts (expected.bin), the labels (labels.bin)
+ * and their sizes (digits.txt). scripts/digits-data.sh runs it.
+ *
+ * usage: digits_int8 DIR MODEL_OUT [normal|mmse|kl_divergence [per-layer]] [--emit OUT_DIR]
  * DIR holds digits.onnx, dataset.txt, test_images.npy (uint8 [N][8][8],
  * pixels 0..16; the model's input is pixel / 16) and test_labels.npy.
  */
@@ -116,10 +123,85 @@ static int load_digits(const char *dir, struct digits *t)
 	return rc;
 }
 
-/* Top-1 counts of the float executor and of the int8 model over the test digits. */
+/* The files of --emit: inputs, expected outputs and labels, one record per digit. */
+struct emit {
+	FILE *in, *out, *labels;
+};
+
+static FILE *emit_open(const char *dir, const char *name)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	if (!f)
+		perror(path);
+	return f;
+}
+
+static int emit_begin(const char *dir, struct emit *e)
+{
+	e->in = emit_open(dir, "inputs.bin");
+	e->out = emit_open(dir, "expected.bin");
+	e->labels = emit_open(dir, "labels.bin");
+	return e->in && e->out && e->labels ? 0 : -1;
+}
+
+static int emit_close(FILE *f)
+{
+	return f && fclose(f) ? -1 : 0;
+}
+
+/* Closes the record files, then writes digits.txt with the counts and sizes. */
+static int emit_end(const char *dir, struct emit *e, int64_t n, int q_ok)
+{
+	int rc = emit_close(e->in) | emit_close(e->out) | emit_close(e->labels);
+	FILE *f = rc ? NULL : emit_open(dir, "digits.txt");
+
+	if (!f)
+		return -1;
+	fprintf(f, "images %lld\ninput_bytes %d\noutput_bytes %zu\nclasses %d\n"
+		"host_int8_correct %d\n", (long long)n, 64, CLASSES * sizeof(int32_t), CLASSES,
+		q_ok);
+	return fclose(f) ? -1 : 0;
+}
+
+static int emit_digit(struct emit *e, const int8_t *xq, const int32_t *acc, int label)
+{
+	uint8_t l = (uint8_t)label;
+
+	if (fwrite(xq, 64, 1, e->in) != 1 || fwrite(acc, sizeof(int32_t), CLASSES, e->out) !=
+	    CLASSES || fwrite(&l, 1, 1, e->labels) != 1) {
+		perror("digits_int8: --emit");
+		return -1;
+	}
+	return 0;
+}
+
+/* The records' sizes: 8x8x1 int8 in, CLASSES int32 accumulators out. */
+static bool io_shape_ok(const struct rkaccel_model_desc *m)
+{
+	struct rkaccel_tensor_shape in, out;
+
+	if (rkaccel_model_tensor(m, 0, &in) || rkaccel_model_tensor(m, m->num_layers, &out) ||
+	    in.height * in.width * in.channels != 64 ||
+	    out.height * out.width * out.channels != CLASSES ||
+	    !(m->layers[m->num_layers - 1].flags & RKACCEL_LAYER_OUT_INT32)) {
+		fprintf(stderr, "digits_int8: the model is not 8x8x1 int8 in, %d int32 out\n",
+			CLASSES);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Top-1 counts of the float executor and of the int8 model over the test
+ * digits; with @e, each digit's int8 input and host int8 output written too.
+ */
 static int evaluate(const struct cv_graph *g, const struct cv_lowered *lw,
-		    const struct rkaccel_model_desc *m, const struct digits *t, int *f_ok,
-		    int *q_ok)
+		    const struct rkaccel_model_desc *m, const struct digits *t, struct emit *e,
+		    int *f_ok, int *q_ok)
 {
 	const struct cv_qparam qin = { true, m->layers[0].in_scale, m->layers[0].in_zero_point };
 	float x[64], logits[CLASSES];
@@ -143,6 +225,8 @@ static int evaluate(const struct cv_graph *g, const struct cv_lowered *lw,
 		cv_quantize_input(x, lw->in_c, lw->in_h, lw->in_w, &qin, xq);
 		if (ref_net(m, xq, acc))
 			return -1;
+		if (e && emit_digit(e, xq, acc, label))
+			return -1;
 		*f_ok += argmax_f(logits, CLASSES) == label;
 		*q_ok += argmax_i(acc, CLASSES) == label;
 	}
@@ -161,11 +245,17 @@ int main(int argc, char **argv)
 	char msg[256] = "", name[64];
 	int f_ok, q_ok, algo;
 	double t0, ms, f_top1, q_top1;
+	const char *emit_dir = NULL;
+	struct emit e = { 0 };
 	bool ok = true;
 
+	if (argc > 2 && !strcmp(argv[argc - 2], "--emit")) {
+		emit_dir = argv[argc - 1];
+		argc -= 2;
+	}
 	if (argc < 3 || argc > 5 || (argc > 3 && (algo = cv_algo_from_name(argv[3])) < 0) ||
 	    (argc > 4 && strcmp(argv[4], "per-layer"))) {
-		fprintf(stderr, "usage: digits_int8 DIR MODEL_OUT [normal|mmse|kl_divergence [per-layer]]\n");
+		fprintf(stderr, "usage: digits_int8 DIR MODEL_OUT [normal|mmse|kl_divergence [per-layer]] [--emit OUT_DIR]\n");
 		return 2;
 	}
 	if (argc > 3)
@@ -189,10 +279,15 @@ int main(int argc, char **argv)
 		  !rkaccel_model_load(argv[2], &model, msg, sizeof(msg)),
 		  "model file %s written and reloaded", argv[2]);
 	if (!model || load_digits(argv[1], &t) ||
-	    evaluate(g, &lw, rkaccel_model_desc(model), &t, &f_ok, &q_ok)) {
+	    (emit_dir && (!io_shape_ok(rkaccel_model_desc(model)) || emit_begin(emit_dir, &e))) ||
+	    evaluate(g, &lw, rkaccel_model_desc(model), &t, emit_dir ? &e : NULL, &f_ok, &q_ok) ||
+	    (emit_dir && emit_end(emit_dir, &e, t.images.dims[0], q_ok))) {
 		fprintf(stderr, "%s\n", msg);
 		return 1;
 	}
+	if (emit_dir)
+		printf("# %lld digits' NPU inputs and host int8 outputs written to %s\n",
+		       (long long)t.images.dims[0], emit_dir);
 	f_top1 = 100.0 * f_ok / t.images.dims[0];
 	q_top1 = 100.0 * q_ok / t.images.dims[0];
 	if (o.algo == CV_ALGO_NORMAL && !o.per_layer)

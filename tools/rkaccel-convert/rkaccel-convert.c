@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rkaccel-convert: an ONNX model to an int8 rkaccel model file on the host,
+ * with post-training quantization over a toolkit-style dataset.txt. The
+ * whole flow is lib/convert's cv_convert(), the call digits_int8 makes too,
+ * so both write the same bytes. Host only: lib/convert needs protobuf-c,
+ * which the arm64 static build lacks (lib/convert/convert.mk builds it).
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quant.h"
+
+#define PROG "rkaccel-convert"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: " PROG " MODEL.onnx -o OUT.rkm --dataset DATASET.txt\n"
+		"                       [--algorithm normal|mmse|kl_divergence] [--per-layer]\n"
+		"\n"
+		"Convert an ONNX model to an int8 rkaccel model file (format 2.0).\n"
+		"  -o FILE            the model file to write\n"
+		"  --dataset FILE     calibration samples, one line each (.npy/.png/.jpg paths,\n"
+		"                     relative to the file's folder)\n"
+		"  --algorithm NAME   how activation ranges are chosen (default normal)\n"
+		"  --per-layer        one weight scale per layer instead of per channel\n"
+		"See rkaccel-convert(1) and Documentation/convert.rst.\n");
+}
+
+struct args {
+	const char *model, *out, *dataset;
+	struct cv_quant_opts opts;
+};
+
+/* The value of option argv[*i]; NULL (with a message) when it has none. */
+static const char *value(int argc, char **argv, int *i)
+{
+	if (*i + 1 >= argc || !argv[*i + 1][0]) {
+		fprintf(stderr, PROG ": %s needs a value\n", argv[*i]);
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+/* A message about bad usage; returns false. */
+static bool refuse(const char *what, const char *arg)
+{
+	fprintf(stderr, PROG ": %s%s%s%s\n", what, arg[0] ? " '" : "", arg, arg[0] ? "'" : "");
+	return false;
+}
+
+/* Stores option @name's value once; a second one is an error. */
+static bool set_once(const char **slot, const char *name, const char *v)
+{
+	if (!v)
+		return false;
+	if (*slot) {
+		fprintf(stderr, PROG ": %s given twice\n", name);
+		return false;
+	}
+	*slot = v;
+	return true;
+}
+
+static bool parse_algorithm(const char *v, struct cv_quant_opts *o)
+{
+	int a = v ? cv_algo_from_name(v) : -1;
+
+	if (v && a < 0)
+		fprintf(stderr, PROG ": --algorithm '%s': not normal, mmse or kl_divergence\n", v);
+	if (a >= 0)
+		o->algo = a;
+	return a >= 0;
+}
+
+/* 0, or 2 after a message for bad usage. */
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	const char *algo = NULL;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *s = argv[i];
+		bool ok;
+
+		if (!strcmp(s, "-o"))
+			ok = set_once(&a->out, s, value(argc, argv, &i));
+		else if (!strcmp(s, "--dataset"))
+			ok = set_once(&a->dataset, s, value(argc, argv, &i));
+		else if (!strcmp(s, "--algorithm"))
+			ok = set_once(&algo, s, value(argc, argv, &i)) &&
+			     parse_algorithm(algo, &a->opts);
+		else if (!strcmp(s, "--per-layer"))
+			ok = !a->opts.per_layer ? (a->opts.per_layer = true) :
+						  refuse("--per-layer given twice", "");
+		else if (s[0] == '-' && s[1])
+			ok = refuse("unknown option", s);
+		else if (a->model)
+			ok = refuse("a second ONNX model", s);
+		else
+			a->model = s;
+		if (!ok)
+			return 2;
+	}
+	if (!a->model || !a->out || !a->dataset) {
+		fprintf(stderr, PROG ": %s is missing\n", !a->model ? "the ONNX model" :
+			!a->out ? "-o OUT.rkm" : "--dataset DATASET.txt");
+		return 2;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = { .opts = { CV_ALGO_NORMAL, false } };
+	struct cv_diag d = { 0 };
+	struct cv_graph *g = NULL;
+	struct cv_lowered lw;
+	int rc;
+
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		usage(stdout);
+		return 0;
+	}
+	rc = parse_args(argc, argv, &a);
+	if (rc) {
+		fprintf(stderr, "Try '" PROG " --help'.\n");
+		return rc;
+	}
+	if (cv_convert(a.model, a.dataset, &a.opts, &g, &lw, &d)) {
+		fprintf(stderr, "%s", d.text ? d.text : PROG ": conversion failed\n");
+		cv_diag_free(&d);
+		return 1;
+	}
+	cv_diag_free(&d);
+	rc = rkaccel_model_save(&lw.desc, a.out);
+	if (rc)
+		fprintf(stderr, PROG ": %s: cannot write the model: %s\n", a.out, strerror(-rc));
+	else
+		printf("%s -> %s: %u layers, %ux%ux%u int8 in, %u out (%s, %s)\n", a.model, a.out,
+		       lw.desc.num_layers, (unsigned)lw.in_h, (unsigned)lw.in_w, (unsigned)lw.in_c,
+		       lw.desc.layers[lw.desc.num_layers - 1].out_features,
+		       cv_algo_name(a.opts.algo), a.opts.per_layer ? "per layer" : "per channel");
+	cv_lowered_free(&lw);
+	cv_graph_free(g);
+	return rc ? 1 : 0;
+}
