@@ -282,11 +282,11 @@ static int load_model(void *model, uint32_t size, struct rkaccel_model **m,
 		char magic[6];
 
 		if (fd >= 0) {
-			int regular = !fstat(fd, &st) && S_ISREG(st.st_mode) &&
-				      read(fd, magic, 6) == 6;
+			ssize_t got = !fstat(fd, &st) && S_ISREG(st.st_mode) ?
+				      read(fd, magic, 6) : 0;
 
-			rknn |= regular && is_rknn_file(magic, 4);
-			graph = regular && is_graph_file(magic, 6);
+			rknn |= got >= 4 && is_rknn_file(magic, 4);
+			graph = got == 6 && is_graph_file(magic, 6);
 			close(fd);
 		}
 		if (rknn) {
