@@ -18,6 +18,7 @@
 
 #include "kselftest_harness.h"
 #include "conv_run.h"
+#include "net_ref.h"
 #include "rknn_api.h"
 
 static const uint32_t features[] = { 64, 48, 10 };
@@ -1224,6 +1225,288 @@ TEST_F_TIMEOUT(api, cycles_leave_nothing, 180)
 	EXPECT_EQ(bos0, rkt_debugfs_settle("bos", bos0));
 	EXPECT_EQ(ctx0, rkt_debugfs_settle("contexts", ctx0));
 	EXPECT_EQ(fds0, rkt_count_fds());
+}
+
+/* --- model format 3.0: the batch, names and shapes in the file ----------------- */
+
+/* A network with a residual add and an NHWC output of several pixels. */
+static const char graph_net[] =
+	"input 10x9x5\n"
+	"conv 3x3 s2 c16 pc\n"
+	"dw 3x3 s1 pad 1\n"
+	"pw c16 linear\n"
+	"add 1\n"
+	"maxpool 2x2 s1\n";
+
+/*
+ * @m as a 3.0 file at @path with batch @batch, the input named "image",
+ * the output "features" and a custom string.
+ */
+static int save_graph(const struct rkaccel_model *m, uint32_t batch, const char *path)
+{
+	struct rkaccel_graph_tensor *t;
+	struct rkaccel_graph_desc d;
+	struct rkaccel_graph *g;
+	char msg[256];
+	int ret = rkaccel_graph_from_model(rkaccel_model_desc(m), &g, msg, sizeof(msg));
+
+	if (ret)
+		return ret;
+	d = *rkaccel_graph_desc(g);
+	t = malloc(d.num_tensors * sizeof(*t));
+	if (!t) {
+		rkaccel_graph_free(g);
+		return -ENOMEM;
+	}
+	memcpy(t, d.tensors, d.num_tensors * sizeof(*t));
+	for (uint32_t i = 0; i < d.num_tensors; i++)
+		t[i].dims[0] = batch;
+	t[d.inputs[0].tensor].name = "image";
+	t[d.outputs[0]].name = "features";
+	d.tensors = t;
+	d.batch = batch;
+	d.custom = "rknn_test graph";
+	ret = rkaccel_graph_save(&d, path);
+	free(t);
+	rkaccel_graph_free(g);
+	return ret;
+}
+
+/* fire2: a squeeze 1x1, then a concat of the input and the squeeze. */
+static int save_concat_graph(const char *path)
+{
+	static const int8_t w[4 * 8] = { 1, 2, 3 };
+	static const int32_t b[4] = { 0 };
+	static const uint32_t e[3] = { 0, 0, 1 };
+	struct rkaccel_graph_tensor t[3] = {
+		{ "data", RKACCEL_DTYPE_INT8, 4, { 1, 4, 4, 8 }, 0.1f, 0 },
+		{ "fire2/squeeze", RKACCEL_DTYPE_INT8, 4, { 1, 4, 4, 4 }, 0.1f, 0 },
+		{ "fire2/concat", RKACCEL_DTYPE_INT8, 4, { 1, 4, 4, 12 }, 0.1f, 0 },
+	};
+	struct rkaccel_graph_node n[2] = {
+		{ .op = RKACCEL_GOP_CONV, .num_inputs = 1, .inputs = &e[0], .output = 1,
+		  .kernel_h = 1, .kernel_w = 1, .stride_h = 1, .stride_w = 1,
+		  .dilation_h = 1, .dilation_w = 1, .groups = 1, .weight_scale = 0.01f,
+		  .weights = w, .bias = b },
+		{ .op = RKACCEL_GOP_CONCAT, .num_inputs = 2, .inputs = &e[1], .output = 2,
+		  .axis = 3 },
+	};
+	struct rkaccel_graph_input in = { 0 };
+	uint32_t out = 2;
+	struct rkaccel_graph_desc d = { .batch = 1, .num_tensors = 3, .tensors = t,
+		.num_nodes = 2, .nodes = n, .num_inputs = 1, .inputs = &in,
+		.num_outputs = 1, .outputs = &out };
+
+	return rkaccel_graph_save(&d, path);
+}
+
+/* A file's whole contents, for rknn_init() from memory. */
+static void *read_whole(const char *path, uint32_t *len)
+{
+	struct stat st;
+	void *buf = NULL;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return NULL;
+	if (!fstat(fd, &st) && (buf = malloc(st.st_size)) &&
+	    read(fd, buf, st.st_size) != st.st_size) {
+		free(buf);
+		buf = NULL;
+	}
+	close(fd);
+	*len = (uint32_t)st.st_size;
+	return buf;
+}
+
+/* One inference of @img (a 1.x/2.x image, batch 1) on @in into @out. */
+static int run_one(void *img, uint32_t len, int8_t *in, size_t in_len, int8_t *out,
+		   size_t out_len)
+{
+	rknn_input i = { .index = 0, .buf = in, .size = (uint32_t)in_len,
+			 .type = RKNN_TENSOR_INT8, .fmt = RKNN_TENSOR_NHWC };
+	rknn_output o = { .is_prealloc = 1, .index = 0, .buf = out, .size = (uint32_t)out_len };
+	rknn_context ctx;
+	int ret = rknn_init(&ctx, img, len, 0, NULL);
+
+	if (ret)
+		return ret;
+	ret = rknn_inputs_set(ctx, 1, &i);
+	if (!ret)
+		ret = rknn_run(ctx, NULL);
+	if (!ret)
+		ret = rknn_outputs_get(ctx, 1, &o, NULL);
+	rknn_destroy(ctx);
+	return ret;
+}
+
+/*
+ * A 3.0 file with batch = the cores (3 on RK3588, 2 on RK3576) through
+ * rknn_init() without an extension: NHWC attributes with the file's names,
+ * sizes B times a slice, every slice bit-exact against the CPU reference
+ * and against the same model run at batch 1; NCHW input reordered; a
+ * different extension batch and a graph the lowering refuses get clear
+ * errors.
+ */
+TEST_F(api, graph_file_batch)
+{
+	char path[] = "/tmp/rknn_graph.XXXXXX", bad[] = "/tmp/rknn_concat.XXXXXX";
+	struct rkaccel_tensor_shape si, so;
+	const struct rkaccel_model_desc *d;
+	struct rkaccel_model *m;
+	uint32_t b = self->info.num_cores, len, len2, i;
+	size_t is, os;
+	int8_t *in, *nchw, *out, *ref, *one;
+	void *img, *img2;
+	rknn_input_output_num io;
+	rknn_custom_string cs;
+	rknn_init_extend ext;
+	rknn_tensor_attr a;
+	char msg[256];
+	int fd;
+
+	ASSERT_EQ(0, rkaccel_model_from_text(21, graph_net, &m, msg, sizeof(msg))) TH_LOG("%s", msg);
+	d = rkaccel_model_desc(m);
+	ASSERT_EQ(0, rkaccel_model_tensor(d, 0, &si));
+	ASSERT_EQ(0, rkaccel_model_tensor(d, d->num_layers, &so));
+	is = (size_t)si.height * si.width * si.channels;
+	os = (size_t)so.height * so.width * so.channels;
+	ASSERT_LT(1, so.height * so.width);
+	fd = mkstemp(path);
+	ASSERT_LE(0, fd);
+	close(fd);
+	ASSERT_EQ(0, save_graph(m, b, path));
+	in = malloc(b * is);
+	nchw = malloc(b * is);
+	out = malloc(b * os);
+	ref = malloc(b * os);
+	one = malloc(os);
+	ASSERT_TRUE(in && nchw && out && ref && one);
+	rkt_fill_i8(in, b * is, 91);
+	for (i = 0; i < b; i++) {
+		ASSERT_EQ(0, ref_net(d, in + i * is, ref + i * os));
+		for (size_t p = 0; p < (size_t)si.height * si.width; p++)
+			for (uint32_t c = 0; c < si.channels; c++)
+				nchw[i * is + c * si.height * si.width + p] =
+					in[i * is + p * si.channels + c];
+	}
+
+	/* no extension: the file's batch */
+	ASSERT_EQ(RKNN_SUCC, rknn_init(&self->ctx, path, 0, 0, NULL));
+	ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_IN_OUT_NUM, &io, sizeof(io)));
+	EXPECT_EQ(1, io.n_input);
+	EXPECT_EQ(1, io.n_output);
+	memset(&a, 0, sizeof(a));
+	ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_INPUT_ATTR, &a, sizeof(a)));
+	EXPECT_STREQ("image", a.name);
+	EXPECT_EQ(4, a.n_dims);
+	EXPECT_EQ(b, a.dims[0]);
+	EXPECT_EQ(si.height, a.dims[1]);
+	EXPECT_EQ(si.width, a.dims[2]);
+	EXPECT_EQ(si.channels, a.dims[3]);
+	EXPECT_EQ(RKNN_TENSOR_NHWC, a.fmt);
+	EXPECT_EQ(RKNN_TENSOR_INT8, a.type);
+	EXPECT_EQ(b * is, a.n_elems);
+	EXPECT_EQ(b * is, a.size);
+	EXPECT_EQ(si.zero_point, a.zp);
+	EXPECT_EQ(si.scale, a.scale);
+	memset(&a, 0, sizeof(a));
+	ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_OUTPUT_ATTR, &a, sizeof(a)));
+	EXPECT_STREQ("features", a.name);
+	EXPECT_EQ(4, a.n_dims);
+	EXPECT_EQ(b, a.dims[0]);
+	EXPECT_EQ(so.height, a.dims[1]);
+	EXPECT_EQ(so.width, a.dims[2]);
+	EXPECT_EQ(so.channels, a.dims[3]);
+	EXPECT_EQ(RKNN_TENSOR_NHWC, a.fmt);
+	EXPECT_EQ(b * os, a.n_elems);
+	EXPECT_EQ(b * os, a.size);
+	EXPECT_EQ(so.zero_point, a.zp);
+	EXPECT_EQ(so.scale, a.scale);
+	memset(&a, 0, sizeof(a));
+	ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, &a, sizeof(a)));
+	EXPECT_STREQ("features", a.name);
+	EXPECT_EQ(b, a.dims[0]);
+	ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_CUSTOM_STRING, &cs, sizeof(cs)));
+	EXPECT_STREQ("rknn_test graph", cs.string);
+	{
+		rknn_input ri = { .index = 0, .buf = in, .size = (uint32_t)(b * is),
+				  .type = RKNN_TENSOR_INT8, .fmt = RKNN_TENSOR_NHWC };
+		rknn_output o = { .is_prealloc = 1, .index = 0, .buf = out,
+				  .size = (uint32_t)(b * os) };
+
+		memset(out, 0x5a, b * os);
+		ASSERT_EQ(0, rknn_inputs_set(self->ctx, 1, &ri));
+		ASSERT_EQ(0, rknn_run(self->ctx, NULL));
+		ASSERT_EQ(0, rknn_outputs_get(self->ctx, 1, &o, NULL));
+		for (i = 0; i < b; i++)
+			EXPECT_EQ(0, memcmp(out + i * os, ref + i * os, os))
+				TH_LOG("slice %u differs from the CPU", i);
+		/* the same batch given as NCHW */
+		ri.buf = nchw;
+		ri.fmt = RKNN_TENSOR_NCHW;
+		memset(out, 0x5a, b * os);
+		ASSERT_EQ(0, rknn_inputs_set(self->ctx, 1, &ri));
+		ASSERT_EQ(0, rknn_run(self->ctx, NULL));
+		ASSERT_EQ(0, rknn_outputs_get(self->ctx, 1, &o, NULL));
+		for (i = 0; i < b; i++)
+			EXPECT_EQ(0, memcmp(out + i * os, ref + i * os, os))
+				TH_LOG("NCHW slice %u differs from the CPU", i);
+	}
+	/* each slice alone, the 2.x file at batch 1 */
+	{
+		void *v2;
+		size_t v2_len;
+
+		ASSERT_EQ(0, rkaccel_model_serialize(d, &v2, &v2_len));
+		for (i = 0; i < b; i++) {
+			memset(one, 0x5a, os);
+			ASSERT_EQ(0, run_one(v2, (uint32_t)v2_len, in + i * is, is, one, os));
+			EXPECT_EQ(0, memcmp(out + i * os, one, os))
+				TH_LOG("slice %u differs from its batch-1 run", i);
+		}
+		free(v2);
+	}
+	ASSERT_EQ(0, rknn_destroy(self->ctx));
+	self->ctx = 0;
+
+	/* from memory; the extension's batch equal to the file's, or refused */
+	img = read_whole(path, &len);
+	ASSERT_NE(NULL, img);
+	memset(&ext, 0, sizeof(ext));
+	ext.rkaccel_batch_size = b;
+	ASSERT_EQ(RKNN_SUCC, rknn_init(&self->ctx, img, len, 0, &ext));
+	memset(&a, 0, sizeof(a));
+	ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_INPUT_ATTR, &a, sizeof(a)));
+	EXPECT_EQ(b, a.dims[0]);
+	ASSERT_EQ(0, rknn_destroy(self->ctx));
+	self->ctx = 0;
+	ext.rkaccel_batch_size = b + 1;
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_init(&self->ctx, img, len, 0, &ext));
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_init(&self->ctx, path, 0, 0, &ext));
+	ext.rkaccel_batch_size = 1;
+	EXPECT_EQ(b == 1 ? RKNN_SUCC : RKNN_ERR_PARAM_INVALID,
+		  rknn_init(&self->ctx, path, 0, 0, &ext));
+	free(img);
+
+	/* a graph the lowering refuses */
+	fd = mkstemp(bad);
+	ASSERT_LE(0, fd);
+	close(fd);
+	ASSERT_EQ(0, save_concat_graph(bad));
+	EXPECT_EQ(RKNN_ERR_MODEL_INVALID, rknn_init(&self->ctx, bad, 0, 0, NULL));
+	img2 = read_whole(bad, &len2);
+	ASSERT_NE(NULL, img2);
+	EXPECT_EQ(RKNN_ERR_MODEL_INVALID, rknn_init(&self->ctx, img2, len2, 0, NULL));
+	free(img2);
+	unlink(bad);
+	unlink(path);
+	free(in);
+	free(nchw);
+	free(out);
+	free(ref);
+	free(one);
+	rkaccel_model_free(m);
 }
 
 TEST_HARNESS_MAIN

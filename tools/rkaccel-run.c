@@ -6,11 +6,14 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include "rkaccel.h"
 #include "rkaccel_drm.h"
@@ -21,6 +24,7 @@
 struct options {
 	const char *model, *input, *output, *expect, *device;
 	uint32_t batch, seed;
+	bool batch_given;	/* --batch; else a 3.0 file's own batch */
 };
 
 static void usage(FILE *f)
@@ -29,7 +33,8 @@ static void usage(FILE *f)
 		"usage: " PROG " MODEL [--batch B] [--input FILE | --seed N] [--output FILE]\n"
 		"                   [--expect FILE] [--device PATH]\n"
 		"\n"
-		"Run MODEL (a file of rkaccel-mkmodel) on the NPU with batch size B (default 1).\n"
+		"Run MODEL (a file of rkaccel-mkmodel) on the NPU with batch size B (default 1;\n"
+		"a format 3.0 file runs its own batch, and B, if given, must equal it).\n"
 		"  --input FILE    row-major int8 input of the whole batch (B x rows x features)\n"
 		"  --seed N        without --input: pseudo-random input from N (default 1)\n"
 		"  --output FILE   write the row-major output of the whole batch\n"
@@ -70,6 +75,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			return bad_usage("%s needs a value", a);
 		} else if (!strcmp(a, "--batch")) {
 			why = arg_u32(v, 1, RKACCEL_CTX_MAX_BATCH, &o->batch);
+			o->batch_given = true;
 			if (why)
 				return bad_usage("--batch '%s' %s (a decimal number in 1..%u)", v,
 						 why, RKACCEL_CTX_MAX_BATCH);
@@ -203,13 +209,60 @@ static int fail(const char *what, int err)
 	return 1;
 }
 
-static int prepare(const struct options *o, struct run *r)
+/* Whether @path starts as a model file of major version 3 (a graph). */
+static bool is_graph_file(const char *path)
 {
-	char msg[256] = "";
+	unsigned char h[6];
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	bool graph = false;
+	struct stat st;
+
+	if (fd < 0)
+		return false;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && read(fd, h, 6) == 6)
+		graph = !memcmp(h, "RKML", 4) && (h[4] | h[5] << 8) == 3;
+	close(fd);
+	return graph;
+}
+
+/* A 3.0 file lowered to the chain the contexts run; its batch unless --batch. */
+static int load_graph(struct options *o, struct run *r, char *msg, size_t msg_len)
+{
+	struct rkaccel_graph *g;
+	uint32_t batch;
+	int ret = rkaccel_graph_load(o->model, &g, msg, msg_len);
+
+	if (ret)
+		return ret;
+	batch = rkaccel_graph_desc(g)->batch;
+	ret = rkaccel_graph_to_model(rkaccel_graph_desc(g), &r->model, msg, msg_len);
+	rkaccel_graph_free(g);
+	if (ret) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", msg);
+		snprintf(msg, msg_len, "%s: %s", o->model, why);
+		return ret;
+	}
+	if (o->batch_given && o->batch != batch) {
+		snprintf(msg, msg_len, "%s: --batch %u, but the file's batch is %u", o->model,
+			 o->batch, batch);
+		return -EINVAL;
+	}
+	o->batch = batch;
+	return 0;
+}
+
+static int prepare(struct options *o, struct run *r)
+{
+	char msg[512] = "";
 	const char *why;
 	int ret;
 
-	ret = rkaccel_model_load(o->model, &r->model, msg, sizeof(msg));
+	if (is_graph_file(o->model))
+		ret = load_graph(o, r, msg, sizeof(msg));
+	else
+		ret = rkaccel_model_load(o->model, &r->model, msg, sizeof(msg));
 	if (ret) {
 		/* the message starts with the path */
 		fprintf(stderr, PROG ": %s\n", *msg ? msg : rkaccel_strerror(ret));

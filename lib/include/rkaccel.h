@@ -21,7 +21,7 @@ extern "C" {
  * Not the driver's version, which rkaccel_query() reports.
  */
 #define RKACCEL_LIB_VERSION_MAJOR	2
-#define RKACCEL_LIB_VERSION_MINOR	1
+#define RKACCEL_LIB_VERSION_MINOR	2
 #define RKACCEL_LIB_VERSION_PATCH	0
 #define RKACCEL_LIB_VERSION_CODE(major, minor, patch) \
 	(((major) << 16) | ((minor) << 8) | (patch))
@@ -482,6 +482,25 @@ int rkaccel_graph_save(const struct rkaccel_graph_desc *desc, const char *path);
  */
 int rkaccel_graph_from_model(const struct rkaccel_model_desc *desc,
 			     struct rkaccel_graph **graph, char *msg, size_t msg_len);
+
+/*
+ * rkaccel_graph_to_model - lower the graph @desc to the 1.x/2.x layer chain
+ * the compiler and contexts take (the inverse of rkaccel_graph_from_model()),
+ * one slice of the batch: run it with rkaccel_ctx_set_batch(ctx,
+ * @desc->batch). Takes exactly the graphs the chain expresses: one int8
+ * input (NHWC or [N, C], no mean/std, channels as is) and one output; every
+ * node reads the output of the node before; convolutions (a 1x1, stride 1,
+ * unpadded one becomes the chain's FC), depthwise convolutions, FC on one
+ * pixel, pools (avgpool counting the padding), ReLU; an int32 convolution
+ * output only as the last tensor or followed by the ADD of an earlier chain
+ * tensor. A pool's weight_scale is 1.0. An MLP (every layer FC, width 1)
+ * gets height and width 0. Stores a model that owns its arrays in *@model.
+ * Returns 0, -ENOMEM, or -EINVAL with a message naming the node and the
+ * reason, e.g. "node 'cat' (concat): not compiled yet: the chain compiler
+ * has no concat (issue 26)".
+ */
+int rkaccel_graph_to_model(const struct rkaccel_graph_desc *desc, struct rkaccel_model **model,
+			   char *msg, size_t msg_len);
 
 /* rkaccel_graph_op_name - "conv", "dwconv", ... for enum rkaccel_graph_op; "?" else. */
 const char *rkaccel_graph_op_name(uint32_t op);

@@ -215,10 +215,62 @@ static int is_rknn_file(const void *buf, size_t len)
 	return len >= 4 && !memcmp(buf, "RKNN", 4);
 }
 
-static int load_model(void *model, uint32_t size, struct rkaccel_model **m)
+/* Whether the image starts as a model file of major version 3 (a graph). */
+static int is_graph_file(const void *buf, size_t len)
 {
-	char msg[256] = "";
+	const uint8_t *p = buf;
+
+	return len >= 6 && !memcmp(p, "RKML", 4) && (p[4] | p[5] << 8) == 3;
+}
+
+/* The graph's input and output names and shapes, for the queries. */
+static void graph_info(const struct rkaccel_graph_desc *d, struct rknn_file_info *info)
+{
+	const uint32_t t[2] = { d->inputs[0].tensor, d->outputs[0] };
+
+	info->graph = 1;
+	info->batch = d->batch;
+	snprintf(info->custom, sizeof(info->custom), "%s", d->custom ? d->custom : "");
+	for (int k = 0; k < 2; k++) {
+		const struct rkaccel_graph_tensor *x = &d->tensors[t[k]];
+
+		snprintf(info->io[k].name, sizeof(info->io[k].name), "%s", x->name);
+		info->io[k].n_dims = x->n_dims;
+		memcpy(info->io[k].dims, x->dims, sizeof(x->dims));
+	}
+}
+
+/* A 3.0 graph lowered to the chain the compiler takes; its batch and names kept. */
+static int lower_graph(struct rkaccel_graph *g, struct rkaccel_model **m,
+		       struct rknn_file_info *info, char *msg, size_t msg_len)
+{
+	const struct rkaccel_graph_desc *d = rkaccel_graph_desc(g);
+	int ret = rkaccel_graph_to_model(d, m, msg, msg_len);
+
+	if (!ret)
+		graph_info(d, info);
+	rkaccel_graph_free(g);
+	return ret;
+}
+
+static int load_graph(void *model, uint32_t size, struct rkaccel_model **m,
+		      struct rknn_file_info *info, char *msg, size_t msg_len)
+{
+	struct rkaccel_graph *g;
 	int ret;
+
+	if (size)
+		ret = rkaccel_graph_parse(model, size, &g, msg, msg_len);
+	else
+		ret = rkaccel_graph_load(model, &g, msg, msg_len);
+	return ret ? ret : lower_graph(g, m, info, msg, msg_len);
+}
+
+static int load_model(void *model, uint32_t size, struct rkaccel_model **m,
+		      struct rknn_file_info *info)
+{
+	char msg[512] = "";
+	int ret, graph = 0;
 
 	if (!size) {
 		const char *path = model;
@@ -227,11 +279,14 @@ static int load_model(void *model, uint32_t size, struct rkaccel_model **m)
 		int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 		int rknn = n >= 5 && !strcmp(path + n - 5, ".rknn");
 		struct stat st;
-		char magic[4];
+		char magic[6];
 
 		if (fd >= 0) {
-			rknn |= !fstat(fd, &st) && S_ISREG(st.st_mode) &&
-				read(fd, magic, 4) == 4 && is_rknn_file(magic, 4);
+			ssize_t got = !fstat(fd, &st) && S_ISREG(st.st_mode) ?
+				      read(fd, magic, 6) : 0;
+
+			rknn |= got >= 4 && is_rknn_file(magic, 4);
+			graph = got == 6 && is_graph_file(magic, 6);
 			close(fd);
 		}
 		if (rknn) {
@@ -240,14 +295,17 @@ static int load_model(void *model, uint32_t size, struct rkaccel_model **m)
 				 path);
 			return RKNN_ERR_MODEL_INVALID;
 		}
-		ret = rkaccel_model_load(path, m, msg, sizeof(msg));
+		ret = graph ? load_graph(model, 0, m, info, msg, sizeof(msg)) :
+			      rkaccel_model_load(path, m, msg, sizeof(msg));
 	} else {
 		if (is_rknn_file(model, size)) {
 			rknn_log("an .rknn model: the closed RKNN format cannot be read here; "
 				 "use a model file of rkaccel-mkmodel (Documentation/rknn.rst)");
 			return RKNN_ERR_MODEL_INVALID;
 		}
-		ret = rkaccel_model_parse(model, size, m, msg, sizeof(msg));
+		graph = is_graph_file(model, size);
+		ret = graph ? load_graph(model, size, m, info, msg, sizeof(msg)) :
+			      rkaccel_model_parse(model, size, m, msg, sizeof(msg));
 	}
 	if (ret) {
 		rknn_log("invalid model: %s", msg[0] ? msg : rkaccel_strerror(ret));
@@ -276,6 +334,7 @@ int rknn_init(rknn_context *context, void *model, uint32_t size, uint32_t flag,
 	      rknn_init_extend *extend)
 {
 	uint32_t batch = extend && extend->rkaccel_batch_size ? extend->rkaccel_batch_size : 1;
+	struct rknn_file_info info = { 0 };
 	struct rkaccel_model *m = NULL;
 	struct rknn_ctx *c, *share = NULL;
 	int ret;
@@ -293,10 +352,23 @@ int rknn_init(rknn_context *context, void *model, uint32_t size, uint32_t flag,
 		return RKNN_ERR_PARAM_INVALID;
 	if ((flag & RKNN_FLAG_SHARE_WEIGHT_MEM) && !extend)
 		return RKNN_ERR_PARAM_INVALID;
-	ret = load_model(model, size, &m);
+	ret = load_model(model, size, &m, &info);
 	if (ret)
 		return ret;
+	/* A 3.0 file carries its batch; the extension's is for older files. */
+	if (info.graph && extend && extend->rkaccel_batch_size &&
+	    extend->rkaccel_batch_size != info.batch) {
+		rknn_log("rknn_init: rkaccel_batch_size %u, but the model file's batch is %u: "
+			 "leave it 0 for a 3.0 file (Documentation/rknn.rst)",
+			 extend->rkaccel_batch_size, info.batch);
+		rkaccel_model_free(m);
+		return RKNN_ERR_PARAM_INVALID;
+	}
+	if (info.graph)
+		batch = info.batch;
 	c = ctx_alloc();
+	if (c)
+		c->file = info;
 	if (!c || model_hash(m, &c->model_hash)) {
 		rkaccel_model_free(m);
 		if (c)
@@ -437,6 +509,7 @@ int rknn_dup_context(rknn_context *context_in, rknn_context *context_out)
 		return RKNN_ERR_MALLOC_FAIL;
 	}
 	c->model_hash = src->model_hash;
+	c->file = src->file;
 	dev_get();	/* cannot fail: src holds the device open */
 	ret = rknn_err(rkaccel_ctx_dup(src->ctx, &c->ctx));
 	if (!ret && src->in_attr.dims[0] > 1)
@@ -480,6 +553,26 @@ int rknn_destroy(rknn_context context)
 	return RKNN_SUCC;
 }
 
+/*
+ * A 3.0 file's tensor as the file shapes it: NHWC (or [N, C]) with dims[0]
+ * the context's batch, the whole batch's elements and bytes.
+ */
+static void file_attr(const struct rknn_file_tensor *f, const struct rkaccel_tensor_attr *t,
+		      rknn_tensor_attr *a)
+{
+	a->n_dims = f->n_dims;
+	a->n_elems = 1;
+	for (uint32_t k = 0; k < f->n_dims; k++) {
+		a->dims[k] = k ? f->dims[k] : t->dims[0];
+		a->n_elems *= a->dims[k];
+	}
+	a->fmt = f->n_dims == 4 ? RKNN_TENSOR_NHWC : RKNN_TENSOR_UNDEFINED;
+	if (f->n_dims == 4)
+		a->w_stride = f->dims[2];
+	a->size = (uint32_t)t->size;
+	a->size_with_stride = a->size;
+}
+
 static void fill_attr(const struct rknn_ctx *c, int output, int native, rknn_tensor_attr *a)
 {
 	const struct rkaccel_tensor_attr *t = output ? &c->out_attr : &c->in_attr;
@@ -487,11 +580,16 @@ static void fill_attr(const struct rknn_ctx *c, int output, int native, rknn_ten
 
 	memset(a, 0, sizeof(*a));
 	a->index = 0;
-	snprintf(a->name, sizeof(a->name), output ? "output" : "input");
+	snprintf(a->name, sizeof(a->name), "%s",
+		 c->file.graph ? c->file.io[output].name : output ? "output" : "input");
 	a->type = t->type == RKACCEL_TENSOR_INT32 ? RKNN_TENSOR_INT32 : RKNN_TENSOR_INT8;
 	a->qnt_type = RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC;
 	a->zp = t->zero_point;
 	a->scale = t->scale;
+	if (!native && c->file.graph) {
+		file_attr(&c->file.io[output], t, a);
+		return;
+	}
 	if (!native) {
 		a->n_dims = 3;
 		a->dims[0] = t->dims[0];
@@ -544,12 +642,13 @@ static int query_is_native(rknn_query_cmd cmd)
 	       cmd == RKNN_QUERY_CURRENT_NATIVE_OUTPUT_ATTR;
 }
 
-/* The project's model files carry no custom string: "", as the SDK gives for none. */
-static int query_custom_string(rknn_custom_string *s, uint32_t size)
+/* A 3.0 file's custom string; 1.x/2.x files carry none: "", as the SDK gives for none. */
+static int query_custom_string(const struct rknn_ctx *c, rknn_custom_string *s, uint32_t size)
 {
 	if (size < sizeof(*s))
 		return RKNN_ERR_PARAM_INVALID;
 	memset(s, 0, sizeof(*s));
+	memcpy(s->string, c->file.custom, sizeof(s->string) - 1);
 	return RKNN_SUCC;
 }
 
@@ -604,7 +703,7 @@ int rknn_query(rknn_context context, rknn_query_cmd cmd, void *info, uint32_t si
 		break;
 	}
 	case RKNN_QUERY_CUSTOM_STRING:
-		ret = query_custom_string(info, size);
+		ret = query_custom_string(c, info, size);
 		break;
 	case RKNN_QUERY_INPUT_DYNAMIC_RANGE:
 		ret = query_dynamic_range(info, size);
@@ -665,6 +764,27 @@ out:
 	return ret;
 }
 
+/* c->in given as NCHW for a 3.0 file's NHWC input: reorder each slice. */
+static int nchw_to_nhwc(struct rknn_ctx *c)
+{
+	const uint32_t *d = c->file.io[0].dims;
+	size_t hw = (size_t)d[1] * d[2], slice = hw * d[3];
+	int8_t *tmp = malloc(slice);
+
+	if (!tmp)
+		return RKNN_ERR_MALLOC_FAIL;
+	for (uint32_t b = 0; b < c->in_attr.dims[0]; b++) {
+		int8_t *x = c->in + b * slice;
+
+		for (size_t p = 0; p < hw; p++)
+			for (uint32_t ch = 0; ch < d[3]; ch++)
+				tmp[p * d[3] + ch] = x[ch * hw + p];
+		memcpy(x, tmp, slice);
+	}
+	free(tmp);
+	return RKNN_SUCC;
+}
+
 /* One input into c->in, converted to the model's int8. */
 static int set_input(struct rknn_ctx *c, const rknn_input *in)
 {
@@ -711,6 +831,8 @@ static int set_input(struct rknn_ctx *c, const rknn_input *in)
 	default:
 		return RKNN_ERR_INPUT_INVALID;
 	}
+	if (in->fmt == RKNN_TENSOR_NCHW && c->file.graph && c->file.io[0].n_dims == 4)
+		return nchw_to_nhwc(c);
 	return RKNN_SUCC;
 }
 
@@ -989,7 +1111,7 @@ int rknn_set_io_mem(rknn_context ctx, rknn_tensor_mem *mem, rknn_tensor_attr *at
 		goto out;
 	}
 	/* Input or output: the native attributes tell them apart by name. */
-	out = !strcmp(attr->name, "output");
+	out = !strcmp(attr->name, c->file.graph ? c->file.io[1].name : "output");
 	fill_attr(c, out, 1, &want);
 	if (strcmp(attr->name, want.name) || attr->size_with_stride != want.size_with_stride ||
 	    (mem && (uint64_t)mem->offset + want.size_with_stride >

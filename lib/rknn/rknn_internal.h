@@ -23,6 +23,20 @@ struct rknn_out_alloc {
 	struct rknn_out_alloc *next;
 };
 
+/* A model file's tensor as the file names and shapes it (format 3.0). */
+struct rknn_file_tensor {
+	char name[RKNN_MAX_NAME_LEN];
+	uint32_t n_dims, dims[4];	/* dims[0] is the batch */
+};
+
+/* What a 3.0 file says beyond the chain it lowers to; graph 0 for 1.x/2.x. */
+struct rknn_file_info {
+	int graph;
+	uint32_t batch;
+	struct rknn_file_tensor io[2];	/* input, output */
+	char custom[1024];		/* the file's custom string (RKNN_QUERY_CUSTOM_STRING) */
+};
+
 struct rknn_ctx {
 	rknn_context id;
 	pthread_mutex_t lock;		/* one call at a time on the context */
@@ -30,6 +44,7 @@ struct rknn_ctx {
 	struct rkaccel_tensor_attr in_attr, out_attr;
 	uint32_t rows, out_rows, in_features, out_features, out_bytes;	/* rows: pixels */
 	uint64_t model_hash;		/* of the canonical model image: weights shared alike */
+	struct rknn_file_info file;	/* names and NHWC shapes of a 3.0 file */
 	int8_t *in;			/* row-major input of the whole batch */
 	void *out;			/* row-major output of the last run */
 	int in_set;

@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A 3.0 graph lowered to the 1.x/2.x layer chain the compiler takes: the
+ * inverse of from_model3.c, for the graphs whose NPU part the chain can
+ * express (one int8 input and one output, each node reading the previous
+ * node's output, a residual add only into a convolution's int32
+ * accumulator). Anything else is refused with the node and the reason,
+ * never lowered to a different model. The batch stays the graph's: the
+ * chain describes one slice.
+ */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph3.h"
+#include "model.h"
+
+#define NONE	UINT32_MAX
+
+struct lower {
+	const struct rkaccel_graph_desc *g;
+	struct rkaccel_layer_desc layers[RKACCEL_MODEL_MAX_LAYERS];
+	uint32_t layer_node[RKACCEL_MODEL_MAX_LAYERS];	/* node that names layer i */
+	uint32_t n;			/* layers so far */
+	uint32_t cur;			/* graph tensor the next layer reads */
+	uint32_t *chain;		/* graph tensor -> chain tensor (0, i + 1), or NONE */
+	char *msg;
+	size_t msg_len;
+};
+
+static const struct rkaccel_graph_tensor *tensor(const struct lower *lw, uint32_t t)
+{
+	return &lw->g->tensors[t];
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static int refuse(const struct lower *lw, uint32_t node, const char *fmt, ...)
+{
+	const struct rkaccel_graph_node *n = &lw->g->nodes[node];
+	char why[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return g3_bad(lw->msg, lw->msg_len, "node '%s' (%s): not compiled yet: %s",
+		      tensor(lw, n->output)->name, rkaccel_graph_op_name(n->op), why);
+}
+
+/* Height, width and channels of a 4-D NHWC or a 2-D [N, C] tensor. */
+static int hwc(const struct rkaccel_graph_tensor *t, uint32_t *h, uint32_t *w, uint32_t *c)
+{
+	if (t->n_dims == 4) {
+		*h = t->dims[1];
+		*w = t->dims[2];
+		*c = t->dims[3];
+		return 0;
+	}
+	if (t->n_dims == 2) {
+		*h = *w = 1;
+		*c = t->dims[1];
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static uint32_t channels_of(const struct lower *lw, uint32_t t)
+{
+	uint32_t h, w, c = 0;
+
+	hwc(tensor(lw, t), &h, &w, &c);
+	return c;
+}
+
+/* The new layer that reads the chain's current tensor. */
+static struct rkaccel_layer_desc *new_layer(struct lower *lw, uint32_t node)
+{
+	const struct rkaccel_graph_tensor *in = tensor(lw, lw->cur);
+	struct rkaccel_layer_desc *l = &lw->layers[lw->n];
+
+	*l = (struct rkaccel_layer_desc){
+		.in_features = channels_of(lw, lw->cur),
+		.in_zero_point = in->zero_point, .in_scale = in->scale,
+		.weight_scale = 1.0f,	/* a pool's: unused, the chain wants one */
+	};
+	lw->layer_node[lw->n] = node;
+	return l;
+}
+
+/* Layer @l writes graph tensor @t: it becomes the chain's current tensor. */
+static void end_layer(struct lower *lw, struct rkaccel_layer_desc *l, uint32_t t)
+{
+	const struct rkaccel_graph_tensor *o = tensor(lw, t);
+
+	l->out_features = channels_of(lw, t);
+	l->out_scale = o->scale;
+	l->out_zero_point = o->zero_point;
+	lw->chain[t] = ++lw->n;
+	lw->cur = t;
+}
+
+/* The window fields of a convolution or a pool. */
+static int window(const struct lower *lw, uint32_t node, struct rkaccel_layer_desc *l)
+{
+	const struct rkaccel_graph_node *n = &lw->g->nodes[node];
+
+	if (n->stride_h != n->stride_w)
+		return refuse(lw, node, "stride %ux%u: the chain has one stride for both axes",
+			      n->stride_h, n->stride_w);
+	if (n->dilation_h > 1 || n->dilation_w > 1)
+		return refuse(lw, node, "dilation %ux%u: the chain has none", n->dilation_h,
+			      n->dilation_w);
+	l->kernel_h = n->kernel_h;
+	l->kernel_w = n->kernel_w;
+	l->stride = n->stride_h;
+	l->pad_top = n->pad_top;
+	l->pad_left = n->pad_left;
+	l->pad_bottom = n->pad_bottom;
+	l->pad_right = n->pad_right;
+	return 0;
+}
+
+static bool is_1x1(const struct rkaccel_graph_node *n)
+{
+	return n->kernel_h == 1 && n->kernel_w == 1 && n->stride_h == 1 && n->stride_w == 1 &&
+	       !n->pad_top && !n->pad_left && !n->pad_bottom && !n->pad_right;
+}
+
+/* A convolution or FC node. */
+static int conv_layer(struct lower *lw, uint32_t node, struct rkaccel_layer_desc *l)
+{
+	const struct rkaccel_graph_node *n = &lw->g->nodes[node];
+	const struct rkaccel_graph_tensor *in = tensor(lw, lw->cur);
+	uint32_t h = 1, w = 1, c = 0;
+	int ret;
+
+	if (n->act == RKACCEL_ACT_CLIP || n->act == RKACCEL_ACT_LEAKY)
+		return refuse(lw, node, "activation %s: the chain has ReLU only",
+			      n->act == RKACCEL_ACT_CLIP ? "clip" : "leaky");
+	hwc(in, &h, &w, &c);
+	if (n->op == RKACCEL_GOP_FC) {
+		/* the chain's FC is per pixel: it matches a flattening FC on one pixel */
+		if (h * w != 1)
+			return refuse(lw, node, "fc flattens %ux%ux%u: the chain's fc works per pixel",
+				      h, w, c);
+		l->op = RKACCEL_OP_FC;
+	} else if (n->op == RKACCEL_GOP_CONV && is_1x1(n)) {
+		l->op = RKACCEL_OP_FC;	/* the chain's 1x1 op, read as one column */
+	} else {
+		l->op = n->op == RKACCEL_GOP_CONV ? RKACCEL_OP_CONV : RKACCEL_OP_DWCONV;
+		ret = window(lw, node, l);
+		if (ret)
+			return ret;
+	}
+	l->flags = n->act == RKACCEL_ACT_RELU ? RKACCEL_LAYER_RELU : 0;
+	l->weight_scale = n->weight_scale;
+	l->weights = n->weights;
+	l->bias = n->bias;
+	l->weight_scales = n->weight_scales;
+	return 0;
+}
+
+static int pool_layer(struct lower *lw, uint32_t node, struct rkaccel_layer_desc *l)
+{
+	const struct rkaccel_graph_node *n = &lw->g->nodes[node];
+
+	if (n->flags & RKACCEL_NODE_CEIL_MODE)
+		return refuse(lw, node, "ceil mode: the chain's pools round down");
+	if (n->op == RKACCEL_GOP_GLOBAL_AVGPOOL) {
+		l->op = RKACCEL_OP_AVGPOOL;
+		return 0;
+	}
+	if (n->op == RKACCEL_GOP_AVGPOOL && !(n->flags & RKACCEL_NODE_COUNT_INCLUDE_PAD) &&
+	    (n->pad_top || n->pad_left || n->pad_bottom || n->pad_right))
+		return refuse(lw, node, "padding left out of the count: the chain divides by the whole window");
+	l->op = n->op == RKACCEL_GOP_MAXPOOL ? RKACCEL_OP_MAXPOOL : RKACCEL_OP_AVGPOOL;
+	return window(lw, node, l);
+}
+
+/* The ADD after a convolution into int32: the chain's flag ADD on that layer. */
+static int add_into(struct lower *lw, uint32_t node, struct rkaccel_layer_desc *l,
+		    uint32_t acc)
+{
+	const struct rkaccel_graph_node *a = &lw->g->nodes[node];
+	uint32_t other = a->inputs[0] == acc ? a->inputs[1] : a->inputs[0];
+	const struct rkaccel_graph_node *conv = &lw->g->nodes[node - 1];
+	float acc_scale = l->in_scale * l->weight_scale;
+
+	if (a->act != RKACCEL_ACT_NONE && a->act != RKACCEL_ACT_RELU)
+		return refuse(lw, node, "activation after the add: the chain has ReLU only");
+	if (conv->act != RKACCEL_ACT_NONE)
+		return refuse(lw, node - 1, "activation before the add: the chain applies it after");
+	if (lw->chain[other] == NONE)
+		return refuse(lw, node, "adds '%s', not a tensor of the chain",
+			      tensor(lw, other)->name);
+	if (g3_fbits(tensor(lw, acc)->scale) != g3_fbits(acc_scale))
+		return refuse(lw, node - 1, "accumulator '%s' has scale %.9g, the chain's is input x weight scale %.9g",
+			      tensor(lw, acc)->name, (double)tensor(lw, acc)->scale,
+			      (double)acc_scale);
+	l->flags = (a->act == RKACCEL_ACT_RELU ? RKACCEL_LAYER_RELU : 0) | RKACCEL_LAYER_ADD;
+	l->add_input = lw->chain[other];
+	return 0;
+}
+
+/* The NPU ops the chain has, as layers; @i advances past an ADD taken along. */
+static int lower_node(struct lower *lw, uint32_t *i)
+{
+	const struct rkaccel_graph_desc *g = lw->g;
+	const struct rkaccel_graph_node *n = &g->nodes[*i];
+	const struct rkaccel_graph_tensor *out = tensor(lw, n->output);
+	struct rkaccel_layer_desc *l;
+	int ret;
+
+	switch (n->op) {
+	case RKACCEL_GOP_CONCAT:
+		return refuse(lw, *i, "the chain compiler has no concat (issue 26)");
+	case RKACCEL_GOP_GROUPCONV:
+		return refuse(lw, *i, "the chain compiler has no grouped convolution (issue 26)");
+	case RKACCEL_GOP_SOFTMAX:
+	case RKACCEL_GOP_DEQUANTIZE:
+		return refuse(lw, *i, "CPU ops are not run yet (issue 26)");
+	case RKACCEL_GOP_ADD:
+		return refuse(lw, *i, "the chain adds only into the int32 accumulator of the convolution just before (issue 26)");
+	default:
+		break;
+	}
+	if (n->num_inputs != 1 || n->inputs[0] != lw->cur)
+		return refuse(lw, *i, "reads '%s', not '%s' of the node before: the chain compiler takes a chain (issue 26)",
+			      tensor(lw, n->inputs[0])->name, tensor(lw, lw->cur)->name);
+	if (lw->n == RKACCEL_MODEL_MAX_LAYERS)
+		return refuse(lw, *i, "more than %u layers: the chain's limit",
+			      RKACCEL_MODEL_MAX_LAYERS);
+	l = new_layer(lw, *i);
+	if (n->op >= RKACCEL_GOP_MAXPOOL) {
+		if (out->type != RKACCEL_DTYPE_INT8)
+			return refuse(lw, *i, "output type %u: the chain's pools give int8", out->type);
+		ret = pool_layer(lw, *i, l);
+		if (!ret)
+			end_layer(lw, l, n->output);
+		return ret;
+	}
+	ret = conv_layer(lw, *i, l);
+	if (ret)
+		return ret;
+	if (out->type == RKACCEL_DTYPE_INT8) {
+		end_layer(lw, l, n->output);
+		return 0;
+	}
+	if (out->type != RKACCEL_DTYPE_INT32)
+		return refuse(lw, *i, "output type %u: the chain gives int8 or int32", out->type);
+	if (*i + 1 == g->num_nodes) {
+		/* the last layer's raw accumulator */
+		l->flags |= RKACCEL_LAYER_OUT_INT32;
+		end_layer(lw, l, n->output);
+		return 0;
+	}
+	n = &g->nodes[*i + 1];
+	if (n->op != RKACCEL_GOP_ADD ||
+	    (n->inputs[0] != g->nodes[*i].output && n->inputs[1] != g->nodes[*i].output))
+		return refuse(lw, *i, "int32 output '%s' feeds no add: the chain keeps an accumulator for the add after it or the last layer",
+			      out->name);
+	ret = add_into(lw, *i + 1, l, g->nodes[*i].output);
+	if (ret)
+		return ret;
+	(*i)++;
+	if (tensor(lw, n->output)->type != RKACCEL_DTYPE_INT8)
+		return refuse(lw, *i, "the chain's add gives int8");
+	end_layer(lw, l, n->output);
+	return 0;
+}
+
+/* One int8 input, one output; image or [N, C]. */
+static int check_io(struct lower *lw)
+{
+	const struct rkaccel_graph_desc *g = lw->g;
+	const struct rkaccel_graph_input *in = &g->inputs[0];
+	const struct rkaccel_graph_tensor *t;
+	uint32_t h = 1, w = 1, c = 0;
+
+	if (g->num_inputs != 1 || g->num_outputs != 1)
+		return g3_bad(lw->msg, lw->msg_len,
+			      "%u inputs, %u outputs: not compiled yet: the chain compiler takes one of each (issue 26)",
+			      g->num_inputs, g->num_outputs);
+	t = tensor(lw, in->tensor);
+	if (t->type != RKACCEL_DTYPE_INT8)
+		return g3_bad(lw->msg, lw->msg_len,
+			      "input '%s': not compiled yet: type %u, the chain takes int8", t->name,
+			      t->type);
+	if (hwc(t, &h, &w, &c))
+		return g3_bad(lw->msg, lw->msg_len,
+			      "input '%s': not compiled yet: %u dimensions, the chain takes NHWC or [N, C]",
+			      t->name, t->n_dims);
+	if (in->mean || in->std || in->channel_order != RKACCEL_CHANNELS_AS_IS)
+		return g3_bad(lw->msg, lw->msg_len,
+			      "input '%s': not compiled yet: normalisation (mean, std, channel order) is not run yet (issue 26)",
+			      t->name);
+	return 0;
+}
+
+/* "node 'x' (op): " before a message of rkaccel_model_validate() about layer i. */
+static int chain_refused(struct lower *lw, const char *why)
+{
+	unsigned int i;
+
+	if (sscanf(why, "layer %u:", &i) == 1 && i < lw->n)
+		return refuse(lw, lw->layer_node[i], "%s", strchr(why, ':') + 2);
+	return g3_bad(lw->msg, lw->msg_len, "not compiled yet: %s", why);
+}
+
+static int lower_all(struct lower *lw, struct rkaccel_model **model)
+{
+	const struct rkaccel_graph_desc *g = lw->g;
+	const struct rkaccel_graph_tensor *in;
+	struct rkaccel_model_desc d;
+	bool all_fc = true;
+	uint32_t h = 1, w = 1, c = 0;
+	char why[256];
+	int ret = check_io(lw);
+
+	if (ret)
+		return ret;
+	lw->cur = g->inputs[0].tensor;
+	lw->chain[lw->cur] = 0;
+	for (uint32_t i = 0; i < g->num_nodes && !ret; i++)
+		ret = lower_node(lw, &i);
+	if (ret)
+		return ret;
+	if (g->outputs[0] != lw->cur)
+		return g3_bad(lw->msg, lw->msg_len,
+			      "output '%s': not compiled yet: the chain's output is its last tensor '%s'",
+			      tensor(lw, g->outputs[0])->name, tensor(lw, lw->cur)->name);
+	in = tensor(lw, g->inputs[0].tensor);
+	hwc(in, &h, &w, &c);
+	for (uint32_t i = 0; i < lw->n; i++)
+		all_fc &= lw->layers[i].op == RKACCEL_OP_FC;
+	/* an MLP (1.x) when nothing needs the image: rows x 1 */
+	d = (struct rkaccel_model_desc){
+		.rows = h * w, .num_layers = lw->n, .layers = lw->layers,
+		.height = all_fc && w == 1 ? 0 : h, .width = all_fc && w == 1 ? 0 : w,
+	};
+	ret = rkaccel_model_validate(&d, why, sizeof(why));
+	if (ret)
+		return chain_refused(lw, why);
+	ret = model_copy(&d, model, why, sizeof(why));
+	if (ret)
+		return g3_bad(lw->msg, lw->msg_len, "%s", ret == -ENOMEM ? "out of memory" : why);
+	return 0;
+}
+
+int rkaccel_graph_to_model(const struct rkaccel_graph_desc *desc, struct rkaccel_model **model,
+			   char *msg, size_t msg_len)
+{
+	struct lower lw = { .g = desc, .msg = msg, .msg_len = msg_len };
+	int ret;
+
+	if (!desc || !model)
+		return g3_bad(msg, msg_len, "invalid arguments");
+	ret = rkaccel_graph_validate(desc, msg, msg_len);
+	if (ret)
+		return ret;
+	lw.chain = malloc(desc->num_tensors * sizeof(*lw.chain));
+	if (!lw.chain) {
+		g3_bad(msg, msg_len, "out of memory");
+		return -ENOMEM;
+	}
+	memset(lw.chain, 0xff, desc->num_tensors * sizeof(*lw.chain));
+	ret = lower_all(&lw, model);
+	free(lw.chain);
+	return ret;
+}
