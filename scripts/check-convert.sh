@@ -67,13 +67,19 @@ t() {
 }
 onnx=models/digits/digits.onnx ds=models/digits/dataset.txt
 echo "TAP version 13"
-echo "1..18"
+echo "1..24"
 t "without arguments" 2 "the ONNX model is missing"
 t "without -o" 2 "-o OUT.rkm is missing" "$onnx" --dataset "$ds"
 t "without --dataset" 2 "--dataset DATASET.txt is missing" "$onnx" -o "$tmp/m.rkm"
 t "-o without a value" 2 "-o needs a value" "$onnx" --dataset "$ds" -o
 t "an empty --dataset" 2 "--dataset needs a value" "$onnx" -o "$tmp/m.rkm" --dataset ""
-t "an unknown option" 2 "unknown option '--batch'" "$onnx" -o "$tmp/m.rkm" --dataset "$ds" --batch 3
+t "an unknown option" 2 "unknown option '--bogus'" "$onnx" -o "$tmp/m.rkm" --dataset "$ds" --bogus 3
+t "--batch 0" 2 "--batch '0': not a number 1..64" "$onnx" -o "$tmp/m.rkm" --dataset "$ds" --batch 0
+t "--batch 65" 2 "--batch '65': not a number 1..64" "$onnx" -o "$tmp/m.rkm" --dataset "$ds" --batch 65
+t "--batch 3x" 2 "--batch '3x': not a number 1..64" "$onnx" -o "$tmp/m.rkm" --dataset "$ds" --batch 3x
+t "--batch twice" 2 "--batch given twice" "$onnx" -o "$tmp/m.rkm" --dataset "$ds" --batch 3 --batch 3
+t "a custom string too long" 2 "--custom-string: longer than 1024 bytes" "$onnx" -o "$tmp/m.rkm" \
+	--dataset "$ds" --custom-string "$(printf '%01025d' 0)"
 t "an unknown algorithm" 2 "--algorithm 'minmax': not normal, mmse or kl_divergence" \
 	"$onnx" -o "$tmp/m.rkm" --dataset "$ds" --algorithm minmax
 t "two models" 2 "a second ONNX model 'b.onnx'" "$onnx" b.onnx -o "$tmp/m.rkm" --dataset "$ds"
@@ -111,4 +117,17 @@ same() {
 same normal digits-normal.rkm
 same mmse digits-mmse.rkm --algorithm mmse
 same per-layer digits-normal-per-layer.rkm --per-layer
+# --batch: a 3.0 file with the batch, the ONNX names and the custom string in it.
+n=$((n + 1))
+info=$build/$(dpkg --print-architecture)/bin/rkaccel-info
+if "$conv" "$onnx" -o "$tmp/b3.rkml" --dataset "$ds" --batch 3 --custom-string "digits b3" \
+	> "$tmp/out" 2>&1 && "$info" --model "$tmp/b3.rkml" > "$tmp/info" 2>&1 &&
+	grep -q "format 3.x, batch 3, 6 nodes" "$tmp/info" && grep -q "^input: *pixels 3x8x8x1 i8" "$tmp/info" &&
+	grep -q "^output: *logits 3x1x1x10 i32" "$tmp/info" && grep -q "^custom: *digits b3" "$tmp/info"; then
+	echo "ok $n - rkaccel-convert --batch 3 writes a 3.0 file: batch 3, pixels/logits, the custom string"
+else
+	echo "not ok $n - rkaccel-convert --batch 3:"
+	cat "$tmp/out" "$tmp/info" 2>/dev/null | sed 's/^/#   /' | head -n 12
+	rc=1
+fi
 exit $rc

@@ -134,4 +134,14 @@ void cv_lowered_free(struct cv_lowered *l);
 int cv_convert(const char *onnx, const char *dataset, const struct cv_quant_opts *o,
 	       struct cv_graph **gp, struct cv_lowered *l, struct cv_diag *d);
 
+/* --- write_graph.c: the model as a 3.0 file with its batch --------------------- */
+
+/*
+ * Writes the lowered @l of @g to @path as a format 3.0 graph with every
+ * dims[0] = @batch (1..64), the ONNX input and output names and @custom
+ * (NULL or up to 1024 bytes). 0, or -errno with a message in @msg.
+ */
+int cv_save_graph(const struct cv_graph *g, const struct cv_lowered *l, uint32_t batch,
+		  const char *custom, const char *path, char *msg, size_t msg_len);
+
 #endif

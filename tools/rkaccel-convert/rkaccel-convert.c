@@ -20,18 +20,24 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: " PROG " MODEL.onnx -o OUT.rkm --dataset DATASET.txt\n"
 		"                       [--algorithm normal|mmse|kl_divergence] [--per-layer]\n"
+		"                       [--batch B] [--custom-string TEXT]\n"
 		"\n"
-		"Convert an ONNX model to an int8 rkaccel model file (format 2.0).\n"
+		"Convert an ONNX model to an int8 rkaccel model file: format 2.0, or 3.0\n"
+		"with --batch or --custom-string.\n"
 		"  -o FILE            the model file to write\n"
 		"  --dataset FILE     calibration samples, one line each (.npy/.png/.jpg paths,\n"
 		"                     relative to the file's folder)\n"
 		"  --algorithm NAME   how activation ranges are chosen (default normal)\n"
 		"  --per-layer        one weight scale per layer instead of per channel\n"
+		"  --batch B          bake batch B (1..64) into a 3.0 file, as the toolkit's\n"
+		"                     rknn_batch_size: it then runs B slices across the cores\n"
+		"  --custom-string S  a 3.0 file's custom string (RKNN_QUERY_CUSTOM_STRING)\n"
 		"See rkaccel-convert(1) and Documentation/convert.rst.\n");
 }
 
 struct args {
-	const char *model, *out, *dataset;
+	const char *model, *out, *dataset, *batch_arg, *custom;
+	uint32_t batch;		/* 0: a 2.0 file */
 	struct cv_quant_opts opts;
 };
 
@@ -76,6 +82,37 @@ static bool parse_algorithm(const char *v, struct cv_quant_opts *o)
 	return a >= 0;
 }
 
+/* --batch: a decimal 1..64. */
+static bool parse_batch(const char *v, uint32_t *batch)
+{
+	char *end;
+	unsigned long b;
+
+	if (!v)
+		return false;
+	b = strtoul(v, &end, 10);
+	if (v[0] < '0' || v[0] > '9' || *end || b < 1 || b > RKACCEL_GRAPH_MAX_BATCH) {
+		fprintf(stderr, PROG ": --batch '%s': not a number 1..%u\n", v,
+			RKACCEL_GRAPH_MAX_BATCH);
+		return false;
+	}
+	*batch = (uint32_t)b;
+	return true;
+}
+
+/* --custom-string: printable, at most RKACCEL_GRAPH_MAX_CUSTOM bytes. */
+static bool check_custom(const char *v)
+{
+	if (!v)
+		return false;
+	if (strlen(v) > RKACCEL_GRAPH_MAX_CUSTOM) {
+		fprintf(stderr, PROG ": --custom-string: longer than %u bytes\n",
+			RKACCEL_GRAPH_MAX_CUSTOM);
+		return false;
+	}
+	return true;
+}
+
 /* 0, or 2 after a message for bad usage. */
 static int parse_args(int argc, char **argv, struct args *a)
 {
@@ -93,6 +130,12 @@ static int parse_args(int argc, char **argv, struct args *a)
 		else if (!strcmp(s, "--algorithm"))
 			ok = set_once(&algo, s, value(argc, argv, &i)) &&
 			     parse_algorithm(algo, &a->opts);
+		else if (!strcmp(s, "--batch"))
+			ok = set_once(&a->batch_arg, s, value(argc, argv, &i)) &&
+			     parse_batch(a->batch_arg, &a->batch);
+		else if (!strcmp(s, "--custom-string"))
+			ok = set_once(&a->custom, s, value(argc, argv, &i)) &&
+			     check_custom(a->custom);
 		else if (!strcmp(s, "--per-layer"))
 			ok = !a->opts.per_layer ? (a->opts.per_layer = true) :
 						  refuse("--per-layer given twice", "");
@@ -111,6 +154,26 @@ static int parse_args(int argc, char **argv, struct args *a)
 		return 2;
 	}
 	return 0;
+}
+
+/* The 2.0 file, or with --batch/--custom-string the 3.0 one; 0 or -errno. */
+static int write_model(const struct args *a, const struct cv_graph *g,
+		       const struct cv_lowered *lw)
+{
+	char msg[256];
+	int rc;
+
+	if (!a->batch && !a->custom) {
+		rc = rkaccel_model_save(&lw->desc, a->out);
+		if (rc)
+			fprintf(stderr, PROG ": %s: cannot write the model: %s\n", a->out,
+				strerror(-rc));
+		return rc;
+	}
+	rc = cv_save_graph(g, lw, a->batch ? a->batch : 1, a->custom, a->out, msg, sizeof(msg));
+	if (rc)
+		fprintf(stderr, PROG ": %s: cannot write the model: %s\n", a->out, msg);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -136,14 +199,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	cv_diag_free(&d);
-	rc = rkaccel_model_save(&lw.desc, a.out);
-	if (rc)
-		fprintf(stderr, PROG ": %s: cannot write the model: %s\n", a.out, strerror(-rc));
-	else
-		printf("%s -> %s: %u layers, %ux%ux%u int8 in, %u out (%s, %s)\n", a.model, a.out,
-		       lw.desc.num_layers, (unsigned)lw.in_h, (unsigned)lw.in_w, (unsigned)lw.in_c,
-		       lw.desc.layers[lw.desc.num_layers - 1].out_features,
-		       cv_algo_name(a.opts.algo), a.opts.per_layer ? "per layer" : "per channel");
+	rc = write_model(&a, g, &lw);
+	if (!rc)
+		printf("%s -> %s: %u layers, %ux%ux%u int8 in, %u out (%s, %s, %s %u)\n", a.model,
+		       a.out, lw.desc.num_layers, (unsigned)lw.in_h, (unsigned)lw.in_w,
+		       (unsigned)lw.in_c, lw.desc.layers[lw.desc.num_layers - 1].out_features,
+		       cv_algo_name(a.opts.algo), a.opts.per_layer ? "per layer" : "per channel",
+		       a.batch ? "format 3.0, batch" : "format 2.0, batch", a.batch ? a.batch : 1);
 	cv_lowered_free(&lw);
 	cv_graph_free(g);
 	return rc ? 1 : 0;
