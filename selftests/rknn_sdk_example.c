@@ -18,7 +18,12 @@
  * writes it) every slice of both runs is compared and printed as a TAP
  * line; the exit status is 1 when one differs.
  *
- * usage: rknn_sdk_example MODEL --batch B [--input FILE] [--expect FILE]
+ * A file with its batch in it (format 3.0, rkaccel-convert --batch B: the
+ * input's dims[0] is B > 1) runs as the SDK runs such a file: rknn_init
+ * with no extension, one NHWC input and one output of B slices, one
+ * rknn_run; --batch, if given, must be B.
+ *
+ * usage: rknn_sdk_example MODEL [--batch B] [--input FILE] [--expect FILE]
  */
 
 #include <pthread.h>
@@ -52,9 +57,9 @@ static unsigned char *load_file(const char *path, size_t *len)
 
 static void dump_tensor_attr(const rknn_tensor_attr *a)
 {
-	printf("  index=%u name=%s n_dims=%u dims=[%u, %u, %u] n_elems=%u size=%u fmt=%d "
+	printf("  index=%u name=%s n_dims=%u dims=[%u, %u, %u, %u] n_elems=%u size=%u fmt=%d "
 	       "type=%d qnt_type=%d zp=%d scale=%f\n", a->index, a->name, a->n_dims,
-	       a->dims[0], a->dims[1], a->dims[2], a->n_elems, a->size, a->fmt, a->type,
+	       a->dims[0], a->dims[1], a->dims[2], a->dims[3], a->n_elems, a->size, a->fmt, a->type,
 	       a->qnt_type, a->zp, a->scale);
 }
 
@@ -116,6 +121,47 @@ static int check(const char *what, const unsigned char *out, const unsigned char
 	return bad;
 }
 
+/* The batch of a file that carries one (dims[0] of an NHWC input), else 0. */
+static uint32_t file_batch(const rknn_tensor_attr *a)
+{
+	return a->n_dims == 4 && a->fmt == RKNN_TENSOR_NHWC && a->dims[0] > 1 ? a->dims[0] : 0;
+}
+
+/*
+ * A file with its batch: the whole batch in one rknn_inputs_set/rknn_run/
+ * rknn_outputs_get on the context rknn_init made with no extension.
+ */
+static int run_file_batch(rknn_context ctx, const rknn_tensor_attr *in_attr,
+			  const rknn_tensor_attr *out_attr, const unsigned char *in,
+			  const unsigned char *expect, unsigned int *tap)
+{
+	uint32_t batch = in_attr->dims[0];
+	rknn_input bin = { .index = 0, .buf = (void *)in, .size = in_attr->size,
+			   .type = in_attr->type, .fmt = RKNN_TENSOR_NHWC };
+	rknn_output bout = { .want_float = 0 };
+	int ret, bad = 0;
+
+	printf("batch %u from the file in one context (no extension)\n", batch);
+	ret = rknn_inputs_set(ctx, 1, &bin);
+	if (!ret)
+		ret = rknn_run(ctx, NULL);
+	if (!ret)
+		ret = rknn_outputs_get(ctx, 1, &bout, NULL);
+	if (ret < 0) {
+		printf("batch run error ret=%d\n", ret);
+		return 1;
+	}
+	if (bout.size != out_attr->size) {
+		printf("output of %u bytes, not %u\n", bout.size, out_attr->size);
+		bad = 1;
+	} else if (expect) {
+		bad = check("file_batch", bout.buf, expect, batch, out_attr->size / batch, tap);
+		printf("1..%u\n", *tap);
+	}
+	rknn_outputs_release(ctx, 1, &bout);
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
 	const char *model_path = NULL, *in_path = NULL, *expect_path = NULL;
@@ -132,7 +178,7 @@ int main(int argc, char **argv)
 	struct worker w[MAX_CTX];
 	pthread_t th[MAX_CTX];
 	int started[MAX_CTX] = { 0 };
-	uint32_t batch = 1, nctx, i;
+	uint32_t batch = 0, nctx, i;
 	unsigned int tap = 0;
 	int ret, bad = 0;
 
@@ -148,8 +194,8 @@ int main(int argc, char **argv)
 		else
 			model_path = NULL, i = argc;
 	}
-	if (!model_path || batch < 1 || batch > 64) {
-		fprintf(stderr, "usage: rknn_sdk_example MODEL --batch B (1..64) "
+	if (!model_path || batch > 64) {
+		fprintf(stderr, "usage: rknn_sdk_example MODEL [--batch B (1..64)] "
 			"[--input FILE] [--expect FILE]\n");
 		return 2;
 	}
@@ -188,6 +234,19 @@ int main(int argc, char **argv)
 		goto out;
 	dump_tensor_attr(&out_attr);
 
+	/* A file with its batch: its slices are inside the attributes' sizes. */
+	if (file_batch(&in_attr)) {
+		if (batch && batch != file_batch(&in_attr)) {
+			printf("--batch %u, but the file's batch is %u\n", batch,
+			       file_batch(&in_attr));
+			ret = RKNN_ERR_PARAM_INVALID;
+			goto out;
+		}
+		batch = 1;	/* one run of the file's whole batch */
+	} else if (!batch) {
+		batch = 1;
+	}
+
 	/* The batch's input: a file, or a fixed pattern. */
 	len = (size_t)batch * in_attr.size;
 	if (in_path) {
@@ -219,6 +278,11 @@ int main(int argc, char **argv)
 			ret = RKNN_ERR_OUTPUT_INVALID;
 			goto out;
 		}
+	}
+
+	if (file_batch(&in_attr)) {
+		bad = run_file_batch(ctx, &in_attr, &out_attr, in, expect, &tap);
+		goto out;
 	}
 
 	/* 1. By hand: a context per core, the weights shared. */
