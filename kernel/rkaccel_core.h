@@ -69,12 +69,13 @@ struct rkaccel_reg_ops {
  * @poll_tasks: tasks of the running chain.
  * @done_bits: the completion bits of the running chain's last block,
  *	enabled in INTERRUPT_MASK; under @job_lock.
- * @fault_work: resets the core after an error interrupt, then ends
+ * @fault_work: resets the core after an error interrupt or an IOMMU
+ *	page fault, then ends
  *	@faulted with @fault_error.
- * @faulted: the job an error interrupt took off the core, until then.
+ * @faulted: the job an error took off the core, until then.
  * @fault_error: its fence's error.
  * @jobs: jobs run, for debugfs.
- * @faults: jobs that ended with a DMA error.
+ * @faults: jobs that ended with a DMA error or an IOMMU fault.
  * @resets: resets after a timeout.
  * @busy_ns: time spent running jobs.
  * @load_lock: protects @load.
@@ -146,6 +147,7 @@ u32 rkaccel_core_task_con(const struct rkaccel_core *core, u32 task_count);
 void rkaccel_core_start_task(struct rkaccel_core *core, const struct drm_rkaccel_task *t);
 void rkaccel_core_irq(struct rkaccel_core *core, u32 bits);
 bool rkaccel_core_irq_atomic(struct rkaccel_core *core, u32 bits);
+bool rkaccel_core_iommu_fault(struct rkaccel_core *core);
 void rkaccel_core_watch(struct rkaccel_core *core);
 void rkaccel_core_account(struct rkaccel_core *core, ktime_t start, ktime_t end);
 u32 rkaccel_core_load_permille(struct rkaccel_core *core);

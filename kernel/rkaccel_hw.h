@@ -12,6 +12,7 @@
 #include <linux/types.h>
 
 struct device;
+struct fwnode_handle;
 struct iommu_domain;
 struct iommu_group;
 struct platform_device;
@@ -42,6 +43,7 @@ struct rkaccel_vm;
  * @rst: the core's resets (srst_a, srst_h), asserted together.
  * @irq: the core's interrupt line, shared with its IOMMU.
  * @group: the core's IOMMU group; NULL with @ext (no IOMMU).
+ * @iommu_fwnode: the core's IOMMU, to tell which core a fault is from.
  * @domain_lock: protects @domain.
  * @domain: IOMMU domain attached to the core, NULL for the default one.
  * @powered: clocks are on and the registers may be touched.
@@ -67,6 +69,7 @@ struct rkaccel_hw_core {
 	struct reset_control *rst;
 	int irq;
 	struct iommu_group *group;
+	struct fwnode_handle *iommu_fwnode;
 	struct mutex domain_lock;	/* protects domain */
 	struct iommu_domain *domain;
 	bool powered;
