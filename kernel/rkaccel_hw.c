@@ -218,16 +218,10 @@ static void hw_reset(struct rkaccel_core *core)
  * weights synced once at seal; here, under the job's reservations, only
  * the other BOs are synced.
  */
-static int hw_job_begin(struct rkaccel_core *core, struct rkaccel_job *job)
+static void hw_job_begin(struct rkaccel_core *core, struct rkaccel_job *job)
 {
-	struct rkaccel_hw_core *hw = core->backend;
 	struct device *dma_dev = core->rdev->ddev.dev;
 	u32 i;
-	int ret;
-
-	ret = pm_runtime_resume_and_get(hw->dev);
-	if (ret)
-		return ret;
 
 	for (i = 0; i < job->bo_count; i++) {
 		struct rkaccel_bo *bo = to_rkaccel_bo(job->bos[i]);
@@ -235,13 +229,11 @@ static int hw_job_begin(struct rkaccel_core *core, struct rkaccel_job *job)
 		if (bo->base.sgt && !READ_ONCE(bo->sealed))
 			dma_sync_sgtable_for_device(dma_dev, bo->base.sgt, DMA_BIDIRECTIONAL);
 	}
-	return 0;
 }
 
 /* What the device wrote is visible to the CPU once the fence signals. */
 static void hw_job_end(struct rkaccel_core *core, struct rkaccel_job *job)
 {
-	struct rkaccel_hw_core *hw = core->backend;
 	struct device *dma_dev = core->rdev->ddev.dev;
 	u32 i;
 
@@ -251,6 +243,20 @@ static void hw_job_end(struct rkaccel_core *core, struct rkaccel_job *job)
 		if (sgt && (job->bo_flags[i] & DRM_RKACCEL_SUBMIT_BO_WRITE))
 			dma_sync_sgtable_for_cpu(dma_dev, sgt, DMA_BIDIRECTIONAL);
 	}
+}
+
+/* The core powered for a job, before the job is armed: this may fail. */
+static int hw_power_get(struct rkaccel_core *core)
+{
+	struct rkaccel_hw_core *hw = core->backend;
+
+	return pm_runtime_resume_and_get(hw->dev);
+}
+
+static void hw_power_put(struct rkaccel_core *core)
+{
+	struct rkaccel_hw_core *hw = core->backend;
+
 	pm_runtime_mark_last_busy(hw->dev);
 	pm_runtime_put_autosuspend(hw->dev);
 }
@@ -260,6 +266,8 @@ const struct rkaccel_reg_ops rkaccel_hw_reg_ops = {
 	.write = hw_write,
 	.attach_vm = hw_attach_vm,
 	.reset = hw_reset,
+	.power_get = hw_power_get,
+	.power_put = hw_power_put,
 	.job_begin = hw_job_begin,
 	.job_end = hw_job_end,
 };
