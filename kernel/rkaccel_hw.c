@@ -123,7 +123,7 @@ u32 rkaccel_hw_read(struct rkaccel_hw_core *hw, u32 reg)
 	return readl(hw_block(hw, reg) + reg % RKACCEL_HW_BLOCK_SIZE);
 }
 
-static void rkaccel_hw_write(struct rkaccel_hw_core *hw, u32 reg, u32 val)
+void rkaccel_hw_write(struct rkaccel_hw_core *hw, u32 reg, u32 val)
 {
 	if (!hw_reg_valid(hw, reg))
 		return;

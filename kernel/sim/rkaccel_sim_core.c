@@ -121,6 +121,11 @@ module_param(sim_task_status_high, uint, 0644);
 MODULE_PARM_DESC(sim_task_status_high,
 		 "Simulator: RK3576's PC_TASK_STATUS bits 31:16 (undocumented; the vendor masks 0xffff), default 0x5a5a");
 
+static bool sim_pending_at_load;
+module_param(sim_pending_at_load, bool, 0644);
+MODULE_PARM_DESC(sim_pending_at_load,
+		 "Simulator: each core comes up with DPU completion latched and enabled and its line asserted, as a kexec from the vendor kernel leaves it (1) or quiet (0, default)");
+
 static unsigned int resets;
 module_param(resets, uint, 0444);
 MODULE_PARM_DESC(resets, "Simulator: core resets so far, all cores (read-only, for tests)");
@@ -670,6 +675,12 @@ static void *sim_claim(struct device *dev, const struct resource *pc,
 	hrtimer_setup(&sim->done, sim_done, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	scoped_guard(mutex, &sim_cores_lock)
 		list_add_tail(&sim->node, &sim_cores);
+	if (READ_ONCE(sim_pending_at_load)) {
+		/* before the driver has a handler: the line is up when it asks */
+		*sim_reg(sim, RKNPU_PC_INTERRUPT_RAW_STATUS) = RKNPU_INT_DPU_DONE;
+		*sim_reg(sim, RKNPU_PC_INTERRUPT_MASK) = RKNPU_INT_DPU_DONE;
+		sim_fire(sim);
+	}
 	return sim;
 }
 
