@@ -278,6 +278,44 @@ void rkaccel_core_start_task(struct rkaccel_core *core, const struct drm_rkaccel
 }
 
 /*
+ * Under the job lock: take @job off the core, which may be mid-transfer;
+ * fault_work resets the core, then ends the job with @error.
+ */
+static void rkaccel_core_fail_locked(struct rkaccel_core *core, struct rkaccel_job *job,
+				     int error)
+{
+	lockdep_assert_held(&core->job_lock);
+	core->job = NULL;
+	core->faulted = job;
+	core->fault_error = error;
+	atomic64_inc(&core->faults);
+	queue_work(system_wq, &core->fault_work);
+}
+
+/**
+ * rkaccel_core_iommu_fault - the core's IOMMU took a page fault.
+ * @core: the core.
+ *
+ * From the IOMMU's fault handler, in its hard IRQ. rk_iommu lets the core
+ * run on after the fault, so the job it runs fails with -EIO as on a DMA
+ * error interrupt, and the core is reset before the next job.
+ *
+ * Return: true when a job was running and now fails.
+ */
+bool rkaccel_core_iommu_fault(struct rkaccel_core *core)
+{
+	struct rkaccel_job *job;
+	unsigned long flags;
+
+	spin_lock_irqsave(&core->job_lock, flags);
+	job = core->job;
+	if (job)
+		rkaccel_core_fail_locked(core, job, -EIO);
+	spin_unlock_irqrestore(&core->job_lock, flags);
+	return job;
+}
+
+/*
  * Interrupt @bits, which the hard IRQ read and cleared: a DMA error ends the
  * job with -EIO, a setting the simulator does not implement with
  * -EOPNOTSUPP; a completion starts the job's next PC start or ends the job.
@@ -297,14 +335,10 @@ static void rkaccel_core_complete(struct rkaccel_core *core, u32 bits)
 	}
 
 	if (bits & RKNPU_INT_ERRORS) {
-		/* the core may be mid-transfer: reset it before the next job */
-		core->job = NULL;
-		core->faulted = job;
-		core->fault_error = bits & RKNPU_INT_DMA_ERROR ? -EIO : -EOPNOTSUPP;
-		atomic64_inc(&core->faults);
+		rkaccel_core_fail_locked(core, job,
+					 bits & RKNPU_INT_DMA_ERROR ? -EIO : -EOPNOTSUPP);
 		spin_unlock_irqrestore(&core->job_lock, flags);
 		dev_dbg(core->rdev->ddev.dev, "core %u: error interrupt 0x%x\n", core->index, bits);
-		queue_work(system_wq, &core->fault_work);
 		return;
 	}
 	/* a polled SoC's chains end through rkaccel_core_poll_work() alone */

@@ -28,13 +28,17 @@ struct rkaccel_vm;
  *	error fails the job, which never runs on another address space.
  * @reset: reset the core: stop whatever it runs, registers to defaults
  *	(silicon masks the interrupt and waits for its handler first).
- * @job_begin: optional, at SUBMIT once the job's core is chosen (process
- *	context, may sleep and allocate, never in the signalling path):
- *	silicon powers the core up and hands the job's BOs to the device.
- * @job_end: optional, once per successful @job_begin: when the job ends,
- *	before its fence signals (must not sleep), or when a job that never
- *	ran is freed: silicon hands written BOs back to the CPU and drops
- *	the power reference.
+ * @power_get: optional, at SUBMIT before the job is armed (process
+ *	context, may sleep and fail; arming is the point of no return): a
+ *	power reference on a core the job may run on. Silicon powers it up.
+ * @power_put: optional, drops one @power_get reference (must not sleep).
+ * @job_begin: optional, at SUBMIT once the job is armed on its core, which
+ *	holds a @power_get reference for it (may sleep, cannot fail, never in
+ *	the signalling path): silicon hands the job's BOs to the device.
+ * @job_end: optional, once per @job_begin: when the job ends, before its
+ *	fence signals (must not sleep), or when a job that never ran is
+ *	freed: silicon hands written BOs back to the CPU. The job's power
+ *	reference is dropped right after.
  *
  * Silicon maps these to MMIO; the simulator to its register file. The job,
  * IRQ and reset code above only ever goes through them.
@@ -44,7 +48,9 @@ struct rkaccel_reg_ops {
 	void (*write)(struct rkaccel_core *core, u32 reg, u32 val);
 	int (*attach_vm)(struct rkaccel_core *core, struct rkaccel_vm *vm);
 	void (*reset)(struct rkaccel_core *core);
-	int (*job_begin)(struct rkaccel_core *core, struct rkaccel_job *job);
+	int (*power_get)(struct rkaccel_core *core);
+	void (*power_put)(struct rkaccel_core *core);
+	void (*job_begin)(struct rkaccel_core *core, struct rkaccel_job *job);
 	void (*job_end)(struct rkaccel_core *core, struct rkaccel_job *job);
 };
 
@@ -69,12 +75,13 @@ struct rkaccel_reg_ops {
  * @poll_tasks: tasks of the running chain.
  * @done_bits: the completion bits of the running chain's last block,
  *	enabled in INTERRUPT_MASK; under @job_lock.
- * @fault_work: resets the core after an error interrupt, then ends
+ * @fault_work: resets the core after an error interrupt or an IOMMU
+ *	page fault, then ends
  *	@faulted with @fault_error.
- * @faulted: the job an error interrupt took off the core, until then.
+ * @faulted: the job an error took off the core, until then.
  * @fault_error: its fence's error.
  * @jobs: jobs run, for debugfs.
- * @faults: jobs that ended with a DMA error.
+ * @faults: jobs that ended with a DMA error or an IOMMU fault.
  * @resets: resets after a timeout.
  * @busy_ns: time spent running jobs.
  * @load_lock: protects @load.
@@ -126,15 +133,28 @@ static inline void rkaccel_core_write(struct rkaccel_core *core, u32 reg, u32 va
 	core->ops->write(core, reg, val);
 }
 
-static inline int rkaccel_core_job_begin(struct rkaccel_core *core, struct rkaccel_job *job)
+static inline int rkaccel_core_power_get(struct rkaccel_core *core)
 {
-	return core->ops->job_begin ? core->ops->job_begin(core, job) : 0;
+	return core->ops->power_get ? core->ops->power_get(core) : 0;
+}
+
+static inline void rkaccel_core_power_put(struct rkaccel_core *core)
+{
+	if (core->ops->power_put)
+		core->ops->power_put(core);
+}
+
+static inline void rkaccel_core_job_begin(struct rkaccel_core *core, struct rkaccel_job *job)
+{
+	if (core->ops->job_begin)
+		core->ops->job_begin(core, job);
 }
 
 static inline void rkaccel_core_job_end(struct rkaccel_core *core, struct rkaccel_job *job)
 {
 	if (core->ops->job_end)
 		core->ops->job_end(core, job);
+	rkaccel_core_power_put(core);
 }
 
 u32 rkaccel_core_hw_version(struct rkaccel_core *core);
@@ -146,6 +166,7 @@ u32 rkaccel_core_task_con(const struct rkaccel_core *core, u32 task_count);
 void rkaccel_core_start_task(struct rkaccel_core *core, const struct drm_rkaccel_task *t);
 void rkaccel_core_irq(struct rkaccel_core *core, u32 bits);
 bool rkaccel_core_irq_atomic(struct rkaccel_core *core, u32 bits);
+bool rkaccel_core_iommu_fault(struct rkaccel_core *core);
 void rkaccel_core_watch(struct rkaccel_core *core);
 void rkaccel_core_account(struct rkaccel_core *core, ktime_t start, ktime_t end);
 u32 rkaccel_core_load_permille(struct rkaccel_core *core);

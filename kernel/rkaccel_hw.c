@@ -123,7 +123,7 @@ u32 rkaccel_hw_read(struct rkaccel_hw_core *hw, u32 reg)
 	return readl(hw_block(hw, reg) + reg % RKACCEL_HW_BLOCK_SIZE);
 }
 
-static void rkaccel_hw_write(struct rkaccel_hw_core *hw, u32 reg, u32 val)
+void rkaccel_hw_write(struct rkaccel_hw_core *hw, u32 reg, u32 val)
 {
 	if (!hw_reg_valid(hw, reg))
 		return;
@@ -218,16 +218,10 @@ static void hw_reset(struct rkaccel_core *core)
  * weights synced once at seal; here, under the job's reservations, only
  * the other BOs are synced.
  */
-static int hw_job_begin(struct rkaccel_core *core, struct rkaccel_job *job)
+static void hw_job_begin(struct rkaccel_core *core, struct rkaccel_job *job)
 {
-	struct rkaccel_hw_core *hw = core->backend;
 	struct device *dma_dev = core->rdev->ddev.dev;
 	u32 i;
-	int ret;
-
-	ret = pm_runtime_resume_and_get(hw->dev);
-	if (ret)
-		return ret;
 
 	for (i = 0; i < job->bo_count; i++) {
 		struct rkaccel_bo *bo = to_rkaccel_bo(job->bos[i]);
@@ -235,13 +229,11 @@ static int hw_job_begin(struct rkaccel_core *core, struct rkaccel_job *job)
 		if (bo->base.sgt && !READ_ONCE(bo->sealed))
 			dma_sync_sgtable_for_device(dma_dev, bo->base.sgt, DMA_BIDIRECTIONAL);
 	}
-	return 0;
 }
 
 /* What the device wrote is visible to the CPU once the fence signals. */
 static void hw_job_end(struct rkaccel_core *core, struct rkaccel_job *job)
 {
-	struct rkaccel_hw_core *hw = core->backend;
 	struct device *dma_dev = core->rdev->ddev.dev;
 	u32 i;
 
@@ -251,6 +243,20 @@ static void hw_job_end(struct rkaccel_core *core, struct rkaccel_job *job)
 		if (sgt && (job->bo_flags[i] & DRM_RKACCEL_SUBMIT_BO_WRITE))
 			dma_sync_sgtable_for_cpu(dma_dev, sgt, DMA_BIDIRECTIONAL);
 	}
+}
+
+/* The core powered for a job, before the job is armed: this may fail. */
+static int hw_power_get(struct rkaccel_core *core)
+{
+	struct rkaccel_hw_core *hw = core->backend;
+
+	return pm_runtime_resume_and_get(hw->dev);
+}
+
+static void hw_power_put(struct rkaccel_core *core)
+{
+	struct rkaccel_hw_core *hw = core->backend;
+
 	pm_runtime_mark_last_busy(hw->dev);
 	pm_runtime_put_autosuspend(hw->dev);
 }
@@ -260,6 +266,8 @@ const struct rkaccel_reg_ops rkaccel_hw_reg_ops = {
 	.write = hw_write,
 	.attach_vm = hw_attach_vm,
 	.reset = hw_reset,
+	.power_get = hw_power_get,
+	.power_put = hw_power_put,
 	.job_begin = hw_job_begin,
 	.job_end = hw_job_end,
 };
@@ -458,12 +466,16 @@ static void hw_put_group(void *data)
 
 static int hw_get_iommu_group(struct rkaccel_hw_core *hw)
 {
+	struct iommu_fwspec *fwspec;
+
 	/* A provided register block translates through the file's page table. */
 	if (hw->ext)
 		return 0;
 	hw->group = iommu_group_get(hw->dev);
 	if (!hw->group)
 		return dev_err_probe(hw->dev, -ENODEV, "no IOMMU: the core needs its iommus\n");
+	fwspec = dev_iommu_fwspec_get(hw->dev);
+	hw->iommu_fwnode = fwspec ? fwspec->iommu_fwnode : NULL;
 	return devm_add_action_or_reset(hw->dev, hw_put_group, hw->group);
 }
 
@@ -619,22 +631,69 @@ int rkaccel_hw_core_slot(struct rkaccel_hw_core *hw, unsigned int *count)
 }
 
 /*
- * An open file: its IOMMU domain, in the IOMMU type of the cores. A
- * provider of the register blocks is pinned instead while the file is open.
+ * Which core faulted: rk_iommu reports with its own device (one MMU per
+ * core, the core's "iommus"), a register provider with the core's.
+ */
+static struct rkaccel_hw_core *hw_fault_core(struct rkaccel_device *rdev, struct device *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < rdev->num_cores; i++) {
+		struct rkaccel_hw_core *hw = rdev->cores[i]->backend;
+
+		if (hw->dev == dev || (hw->iommu_fwnode && hw->iommu_fwnode == dev_fwnode(dev)))
+			return hw;
+	}
+	return NULL;
+}
+
+/*
+ * A page fault in a file's address space, from rk_iommu's hard IRQ (or
+ * the register provider's stand-in). rk_iommu lets the core run on after
+ * it, re-faulting on each access: fail the job and reset the core now
+ * rather than at the watchdog. 0 tells the IOMMU core the fault is
+ * handled; rk_iommu ignores the value either way.
+ */
+static int hw_iommu_fault(struct iommu_domain *domain, struct device *dev, unsigned long iova,
+			  int flags, void *token)
+{
+	struct rkaccel_hw_core *hw = hw_fault_core(token, dev);
+	struct rkaccel_core *core = hw ? READ_ONCE(hw->core) : NULL;
+
+	/* the running job's address space only: not a domain detached since */
+	if (!core || (domain && READ_ONCE(hw->domain) != domain))
+		return -ENODEV;
+	if (!rkaccel_core_iommu_fault(core))
+		return -ENODEV;	/* no job: a fault the next reset already covers */
+	dev_err_ratelimited(hw->dev, "IOMMU %s fault at 0x%08lx: job failed, resetting the core\n",
+			    flags & IOMMU_FAULT_WRITE ? "write" : "read", iova);
+	return 0;
+}
+
+/*
+ * An open file: its IOMMU domain, in the IOMMU type of the cores, with
+ * rkaccel's fault handler. A provider of the register blocks is pinned
+ * instead while the file is open, and the handler set on the address
+ * space it walks.
  */
 int rkaccel_hw_vm_init(struct rkaccel_device *rdev, struct rkaccel_vm *vm)
 {
 	struct rkaccel_hw_core *hw = rdev->cores[0]->backend;
 	struct iommu_domain *domain;
 
-	if (hw->ext)
-		return try_module_get(hw->ext->owner) ? 0 : -ENODEV;
+	if (hw->ext) {
+		if (!try_module_get(hw->ext->owner))
+			return -ENODEV;
+		rkaccel_vm_set_fault_handler(vm, hw_iommu_fault, rdev);
+		return 0;
+	}
 	domain = iommu_paging_domain_alloc(hw->dev);
 	if (IS_ERR(domain))
 		return PTR_ERR(domain);
 	if (domain->geometry.aperture_end < RKACCEL_VM_END - 1)
 		dev_warn_once(hw->dev, "IOMMU aperture ends at %pad\n",
 			      &domain->geometry.aperture_end);
+	iommu_set_fault_handler(domain, hw_iommu_fault, rdev);
 	vm->domain = domain;
 	return 0;
 }

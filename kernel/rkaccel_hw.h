@@ -12,6 +12,7 @@
 #include <linux/types.h>
 
 struct device;
+struct fwnode_handle;
 struct iommu_domain;
 struct iommu_group;
 struct platform_device;
@@ -42,6 +43,7 @@ struct rkaccel_vm;
  * @rst: the core's resets (srst_a, srst_h), asserted together.
  * @irq: the core's interrupt line, shared with its IOMMU.
  * @group: the core's IOMMU group; NULL with @ext (no IOMMU).
+ * @iommu_fwnode: the core's IOMMU, to tell which core a fault is from.
  * @domain_lock: protects @domain.
  * @domain: IOMMU domain attached to the core, NULL for the default one.
  * @powered: clocks are on and the registers may be touched.
@@ -67,6 +69,7 @@ struct rkaccel_hw_core {
 	struct reset_control *rst;
 	int irq;
 	struct iommu_group *group;
+	struct fwnode_handle *iommu_fwnode;
 	struct mutex domain_lock;	/* protects domain */
 	struct iommu_domain *domain;
 	bool powered;
@@ -85,6 +88,7 @@ extern struct platform_driver rkaccel_hw_npu_driver;
 extern struct mutex rkaccel_hw_link_lock;
 
 u32 rkaccel_hw_read(struct rkaccel_hw_core *hw, u32 reg);
+void rkaccel_hw_write(struct rkaccel_hw_core *hw, u32 reg, u32 val);
 int rkaccel_hw_pm_init(struct rkaccel_hw_core *hw);
 int rkaccel_hw_opp_init(struct rkaccel_hw_core *hw);
 int rkaccel_hw_core_slot(struct rkaccel_hw_core *hw, unsigned int *count);

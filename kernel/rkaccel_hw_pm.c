@@ -405,6 +405,22 @@ static int rkaccel_hw_rails_init(struct rkaccel_hw_core *hw)
 	return 0;
 }
 
+/*
+ * A kexec from the vendor kernel (or a bootloader that ran the NPU) can
+ * leave a core with its interrupt enabled and a status bit latched: a level
+ * line that is up before rkaccel's handler exists. Quiet it, as the vendor
+ * does, while it is powered at probe, before the IRQ is requested.
+ */
+static void rkaccel_hw_quiesce(struct rkaccel_hw_core *hw)
+{
+	u32 raw = rkaccel_hw_read(hw, RKNPU_PC_INTERRUPT_RAW_STATUS);
+
+	rkaccel_hw_write(hw, RKNPU_PC_INTERRUPT_MASK, 0);
+	rkaccel_hw_write(hw, RKNPU_PC_INTERRUPT_CLEAR, RKNPU_INT_ALL);
+	if (raw)
+		dev_info(hw->dev, "interrupt status 0x%x left at probe: cleared\n", raw);
+}
+
 int rkaccel_hw_pm_init(struct rkaccel_hw_core *hw)
 {
 	int ret;
@@ -430,6 +446,8 @@ int rkaccel_hw_pm_init(struct rkaccel_hw_core *hw)
 	if (ret)
 		return ret;
 	ret = rkaccel_hw_read_version(hw);
+	if (!ret)
+		rkaccel_hw_quiesce(hw);
 	pm_runtime_mark_last_busy(hw->dev);
 	pm_runtime_put_autosuspend(hw->dev);
 	return ret;

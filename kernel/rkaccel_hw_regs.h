@@ -76,4 +76,20 @@ int rkaccel_vm_read(struct rkaccel_vm *vm, u64 addr, void *buf, size_t len);
  */
 int rkaccel_vm_write(struct rkaccel_vm *vm, u64 addr, const void *buf, size_t len);
 
+/**
+ * rkaccel_vm_report_fault() - a DMA access of the core faulted in @vm.
+ * @vm: the address space given to &rkaccel_hw_regs.attach_vm.
+ * @dev: the core's device.
+ * @iova: the NPU address that faulted.
+ * @flags: IOMMU_FAULT_READ or IOMMU_FAULT_WRITE.
+ *
+ * What report_iommu_fault() is to an IOMMU driver: calls the handler the
+ * driver registered on @vm, with interrupts off as rk_iommu's hard IRQ
+ * does. The provider then goes on as rk_iommu's master does after
+ * PAGE_FAULT_DONE, whatever the handler returned.
+ *
+ * Return: the handler's value, -EOPNOTSUPP when none is registered.
+ */
+int rkaccel_vm_report_fault(struct rkaccel_vm *vm, struct device *dev, u64 iova, int flags);
+
 #endif /* _RKACCEL_HW_REGS_H_ */

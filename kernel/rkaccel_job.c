@@ -430,7 +430,7 @@ static int rkaccel_submit_add_in_syncs(struct rkaccel_job *job, struct drm_file 
  * queued, staying on its current core on a tie. drm_sched moves an entity
  * only when it is idle, so a context with jobs in flight keeps its core.
  */
-static void rkaccel_job_balance(struct rkaccel_job *job)
+static struct rkaccel_core *rkaccel_job_balance(struct rkaccel_job *job)
 {
 	struct rkaccel_ctx *ctx = job->ctx;
 	struct rkaccel_device *rdev = ctx->rfile->rdev;
@@ -439,7 +439,7 @@ static void rkaccel_job_balance(struct rkaccel_job *job)
 	unsigned int i;
 
 	if (hweight32(ctx->core_mask) < 2)
-		return;
+		return NULL;
 	for (i = 0; i < rdev->num_cores; i++) {
 		struct rkaccel_core *core = rdev->cores[i];
 		int load, best_load;
@@ -456,12 +456,50 @@ static void rkaccel_job_balance(struct rkaccel_job *job)
 			best = core;
 	}
 	drm_sched_entity_modify_sched(&ctx->entity, &best->sched_self, 1);
+	return best;
+}
+
+/*
+ * Power the cores the job may be armed on, before arming it (arming cannot
+ * be undone): drm_sched keeps a busy entity on its current core and moves
+ * an idle one to the core rkaccel_job_balance() left in its list, @best.
+ * @cores gets the one or two cores, NULL-padded.
+ */
+static int rkaccel_job_power_up(struct rkaccel_job *job, struct rkaccel_core *best,
+				struct rkaccel_core *cores[2])
+{
+	struct drm_sched_rq *rq = job->ctx->entity.rq;
+	int ret;
+
+	cores[0] = rq ? sched_to_core(rq->sched) : best;
+	cores[1] = best != cores[0] ? best : NULL;
+	if (!cores[0])
+		return -ENODEV;
+	ret = rkaccel_core_power_get(cores[0]);
+	if (ret || !cores[1])
+		return ret;
+	ret = rkaccel_core_power_get(cores[1]);
+	if (ret)
+		rkaccel_core_power_put(cores[0]);
+	return ret;
+}
+
+/* Armed on @core: keep its power reference for the job, drop the other. */
+static void rkaccel_job_power_keep(struct rkaccel_core *core, struct rkaccel_core *cores[2])
+{
+	unsigned int i;
+
+	WARN_ON_ONCE(core != cores[0] && core != cores[1]);
+	for (i = 0; i < 2; i++)
+		if (cores[i] && cores[i] != core)
+			rkaccel_core_power_put(cores[i]);
 }
 
 /* Implicit sync on the BOs, then queue; the finished fence lands in resv. */
 static int rkaccel_submit_push(struct rkaccel_job *job, struct dma_fence **out)
 {
 	struct rkaccel_device *rdev = job->ctx->rfile->rdev;
+	struct rkaccel_core *cores[2];
 	struct ww_acquire_ctx ticket;
 	u32 i;
 	int ret;
@@ -487,12 +525,14 @@ static int rkaccel_submit_push(struct rkaccel_job *job, struct dma_fence **out)
 		ret = -ENOENT;	/* CTX_DESTROY won the race */
 		goto unlock_balance;
 	}
-	rkaccel_job_balance(job);
-	drm_sched_job_arm(&job->base);
-	/* power and DMA state of the core, outside the signalling path */
-	ret = rkaccel_core_job_begin(sched_to_core(job->base.sched), job);
+	/* power may fail: before the point of no return, issue 28 finding 11 */
+	ret = rkaccel_job_power_up(job, rkaccel_job_balance(job), cores);
 	if (ret)
 		goto unlock_balance;
+	drm_sched_job_arm(&job->base);
+	rkaccel_job_power_keep(sched_to_core(job->base.sched), cores);
+	/* DMA state of the core, outside the signalling path */
+	rkaccel_core_job_begin(sched_to_core(job->base.sched), job);
 	job->prepared = sched_to_core(job->base.sched);
 	job->queued_on = job->prepared;
 	atomic_inc(&job->queued_on->queued);

@@ -27,8 +27,9 @@ struct rkaccel_ctx;
  *	so that closing a handle cannot unmap what a queued job uses.
  * @done: the hardware fence, allocated at SUBMIT (run_job may not
  *	allocate), initialized and signalled by the core.
- * @prepared: the core on which the backend's job_begin() succeeded, for
- *	its job_end() when the job never ran to its end.
+ * @prepared: the core on which the backend's job_begin() ran, holding
+ *	the job's power reference, for its job_end() when the job never ran
+ *	to its end.
  * @core: core the job runs on, once run.
  * @start: when the job started on @core.
  * @progress: PC start and task count seen by the last watchdog check.

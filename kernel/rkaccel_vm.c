@@ -152,3 +152,30 @@ int rkaccel_vm_write(struct rkaccel_vm *vm, u64 addr, const void *buf, size_t le
 	return rkaccel_vm_access(vm, addr, (void *)buf, len, true);
 }
 EXPORT_SYMBOL_GPL(rkaccel_vm_write);
+
+/*
+ * The stand-in for iommu_set_fault_handler() on an address space without
+ * an IOMMU domain: what a register provider's DMA reports its page faults to.
+ */
+void rkaccel_vm_set_fault_handler(struct rkaccel_vm *vm, iommu_fault_handler_t handler,
+				  void *token)
+{
+	WRITE_ONCE(vm->fault_token, token);
+	WRITE_ONCE(vm->fault_handler, handler);
+}
+
+int rkaccel_vm_report_fault(struct rkaccel_vm *vm, struct device *dev, u64 iova, int flags)
+{
+	iommu_fault_handler_t handler = READ_ONCE(vm->fault_handler);
+	unsigned long irqflags;
+	int ret;
+
+	if (!handler)
+		return -EOPNOTSUPP;
+	/* rk_iommu reports from its hard IRQ: the handler gets the same context */
+	local_irq_save(irqflags);
+	ret = handler(NULL, dev, iova, flags, READ_ONCE(vm->fault_token));
+	local_irq_restore(irqflags);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(rkaccel_vm_report_fault);

@@ -3,10 +3,10 @@
 #define _RKACCEL_VM_H_
 
 #include <drm/drm_mm.h>
+#include <linux/iommu.h>
 #include <linux/mutex.h>
 #include <linux/xarray.h>
 
-struct iommu_domain;
 struct page;
 
 /**
@@ -18,12 +18,18 @@ struct page;
  *	it, under its lock; silicon holds the same mappings in an IOMMU domain.
  * @domain: on silicon, the IOMMU domain holding the same mappings as @pt;
  *	NULL on the simulator. Freed with the address space.
+ * @fault_handler: without @domain, the page-fault handler the driver set
+ *	with rkaccel_vm_set_fault_handler(), as iommu_set_fault_handler()
+ *	sets @domain's; NULL when none.
+ * @fault_token: its last argument.
  */
 struct rkaccel_vm {
 	struct mutex mm_lock;	/* protects mm */
 	struct drm_mm mm;
 	struct xarray pt;
 	struct iommu_domain *domain;
+	iommu_fault_handler_t fault_handler;
+	void *fault_token;
 };
 
 #define RKACCEL_VM_START	SZ_4K
@@ -35,6 +41,11 @@ void rkaccel_vm_fini(struct rkaccel_vm *vm);
 int rkaccel_vm_map(struct rkaccel_vm *vm, struct drm_mm_node *node, struct page **pages,
 		   size_t size, bool readonly);
 void rkaccel_vm_unmap(struct rkaccel_vm *vm, struct drm_mm_node *node);
-/* rkaccel_vm_read() and rkaccel_vm_write(): rkaccel_hw_regs.h, the simulator's. */
+void rkaccel_vm_set_fault_handler(struct rkaccel_vm *vm, iommu_fault_handler_t handler,
+				  void *token);
+/*
+ * rkaccel_vm_read(), rkaccel_vm_write() and rkaccel_vm_report_fault():
+ * rkaccel_hw_regs.h, the simulator's.
+ */
 
 #endif /* _RKACCEL_VM_H_ */

@@ -573,6 +573,42 @@ TEST_F(board, remove_and_probe_again)
 }
 
 /*
+ * A core left with its interrupt enabled and a completion latched, its
+ * line up before rkaccel has a handler (a kexec from the vendor kernel):
+ * the probe quiets each core before requesting its IRQ (issue 28, finding
+ * 13). No line is disabled, and the device runs jobs.
+ */
+TEST_F(board, pending_interrupt_at_probe)
+{
+	char sim[64], params[128];
+	int cleared = rkt_klog_count("left at probe: cleared");
+	uint32_t out;
+	int status;
+
+	rkt_sim_module_params(sim, sizeof(sim));
+	drop_file(_metadata, &self->fd);
+	snprintf(params, sizeof(params), "%s sim_pending_at_load=1", sim);
+	ASSERT_EQ(0, rkt_module_load(RKT_SIM_MODULE, params));
+	ASSERT_EQ(0, rkt_wait_device(10000));
+	usleep(100000);	/* a resent interrupt runs from a tasklet */
+	self->fd = rkt_open_fd();
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, rkt_query(self->fd, &self->q));
+	EXPECT_EQ(cleared + (int)self->q.num_cores, rkt_klog_count("left at probe: cleared"))
+		TH_LOG("a core's latched interrupt was not cleared at probe");
+	EXPECT_FALSE(rkt_klog_has("nobody cared")) TH_LOG("an interrupt line was disabled");
+	ASSERT_EQ(0, rkt_syncobj_create(self->fd, &out));
+	ASSERT_EQ(0, submit_jobs(self->fd, &self->q, 2, 1, out));
+	EXPECT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(10000)));
+	EXPECT_EQ(0, rkt_syncobj_status(self->fd, out, &status));
+	EXPECT_EQ(1, status);
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, rkt_module_remove("rkaccel_sim", 5000));
+	ASSERT_EQ(0, rkt_modules_load(sim));
+}
+
+/*
  * @message or, when given, @alt (the same line without symbolic errno
  * names), logged since @mark.
  */

@@ -296,6 +296,47 @@ TEST_F(fail, unmapped_weights_fault)
 	break_reg_and_check(_metadata, env, RKNPU_CNA_DCOMP_ADDR0, 0x100, -EIO, NULL);
 }
 
+/*
+ * An unmapped input is an IOMMU page fault on silicon: rk_iommu reports it
+ * to the domain's fault handler and lets the core run on. The driver's
+ * handler must fail the job with -EIO at once and reset the core; without
+ * one the core stalls until the watchdog cancels the job (issue 28,
+ * finding 3). One fault, a few log lines, and the same context computes
+ * correctly right after.
+ */
+TEST_F(fail, iommu_fault_fails_job_fast)
+{
+	struct conv_env *env = &self->e;
+	uint32_t features[2] = { 40, 24 };
+	uint64_t timeout_ms = 500;
+	int logged = rkt_klog_count("IOMMU");
+	struct timespec t0, t1;
+	long long ms;
+	long idx;
+
+	if (rkt_param_read_u64("/sys/module/rkaccel/parameters/timeout_ms", &timeout_ms) ||
+	    !timeout_ms)
+		timeout_ms = 500;
+	ASSERT_EQ(0, setup_model(env, 5, 8, 1, features, 0));
+	idx = conv_run_find_reg(&env->run, RKNPU_CNA_FEATURE_DATA_ADDR);
+	ASSERT_LE(0, idx);
+	conv_run_set_reg(&env->run, idx, 0xfff00000);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	EXPECT_EQ(-EIO, conv_run_exec(env->fd, env->ctx, &env->run));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000LL + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	EXPECT_GT((long long)timeout_ms / 2, ms)
+		TH_LOG("the faulting job took %lld ms (watchdog at %llu ms)", ms,
+		       (unsigned long long)timeout_ms);
+	EXPECT_GE(logged + 4, rkt_klog_count("IOMMU")) TH_LOG("the fault floods the log");
+
+	conv_run_free(env->fd, &env->run);
+	ASSERT_EQ(0, conv_run_prepare(env->fd, &env->info, rkaccel_model_desc(env->model),
+				      &env->run));
+	ASSERT_EQ(0, conv_run_input(&env->run, env->in));
+	RUN_AND_COMPARE(env);
+}
+
 /* The output pointed at the sealed weight BO: the device may not write it. */
 TEST_F(fail, write_to_weights_faults)
 {

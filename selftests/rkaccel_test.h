@@ -523,6 +523,26 @@ static inline bool rkt_klog_has(const char *text)
 	return strstr(buf, text) != NULL;
 }
 
+/* Lines of the kernel log holding @text, -1 when the log cannot be read. */
+static inline int rkt_klog_count(const char *text)
+{
+	static char buf[1 << 17];
+	int n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, sizeof(buf) - 1);
+	const char *p = buf;
+	int count = 0;
+
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	while ((p = strstr(p, text))) {
+		count++;
+		p = strchr(p, '\n');
+		if (!p)
+			break;
+	}
+	return count;
+}
+
 /* --- interrupts ---------------------------------------------------------- */
 
 /* Read a small text file whole; its length, or -errno. */

@@ -13,8 +13,9 @@
  * optional ReLU, an optional element-wise add of an int8 tensor (ERDMA) and
  * the OUT_CVT requantization ((acc * scale + round) >> shift) + offset,
  * saturated to int8 or int32. Pooling tasks go to rkaccel_sim_ppu.c. Memory
- * is reached only through the address space's page table: a hole faults as
- * DMA_READ_ERROR / DMA_WRITE_ERROR.
+ * is reached only through the address space's page table: a hole returns
+ * DMA_READ_ERROR / DMA_WRITE_ERROR, which rkaccel_sim_core.c reports as the
+ * IOMMU page fault silicon takes.
  */
 
 #include <asm/byteorder.h>

@@ -12,8 +12,11 @@
  * chain takes comes from a timing model; an hrtimer then raises the DPU
  * completion bits and the core's interrupt line: a GIC interrupt made
  * pending (arm64 device tree) or the shim's software interrupt (x86). A
- * fetch outside the mapped space raises DMA_READ_ERROR instead. A task
- * without an enable entry never completes, as on silicon.
+ * fetch or a datapath access outside the mapped space is an IOMMU page
+ * fault instead: reported to the handler the driver registered on the
+ * address space (none: nobody hears of it), after which the core stays
+ * running and raises nothing, as rk_iommu leaves it after PAGE_FAULT_DONE.
+ * A task without an enable entry never completes, as on silicon.
  *
  * A task whose enable names the convolution blocks runs the datapath
  * (rkaccel_sim_conv.c) on the registers it wrote; a task enabling no block
@@ -24,6 +27,7 @@
 #include <linux/device.h>
 #include <linux/hrtimer.h>
 #include <linux/interrupt.h>
+#include <linux/iommu.h>
 #include <linux/irq.h>
 #include <linux/list.h>
 #include <linux/module.h>
@@ -116,6 +120,11 @@ static unsigned int sim_task_status_high = 0x5a5a;
 module_param(sim_task_status_high, uint, 0644);
 MODULE_PARM_DESC(sim_task_status_high,
 		 "Simulator: RK3576's PC_TASK_STATUS bits 31:16 (undocumented; the vendor masks 0xffff), default 0x5a5a");
+
+static bool sim_pending_at_load;
+module_param(sim_pending_at_load, bool, 0644);
+MODULE_PARM_DESC(sim_pending_at_load,
+		 "Simulator: each core comes up with DPU completion latched and enabled and its line asserted, as a kexec from the vendor kernel leaves it (1) or quiet (0, default)");
 
 static unsigned int resets;
 module_param(resets, uint, 0444);
@@ -382,6 +391,23 @@ static void sim_raise(struct rkaccel_sim_core *sim, u32 gen, u32 bits)
 		sim_fire(sim);
 }
 
+/*
+ * A DMA access hit a hole or a read-only page: on silicon the core's IOMMU
+ * faults, rk_iommu reports it and lets the core go on. The simulated core
+ * stalls there (PC_TASK_STATUS stops, no bit is raised): without a handler
+ * that ends the job, only the watchdog does. The address reported is the
+ * faulting task's regcmd address: the datapath does not say which access.
+ */
+static void sim_iommu_fault(struct rkaccel_sim_core *sim, struct rkaccel_vm *vm, u32 addr,
+			    u32 err)
+{
+	int flags = err & RKNPU_INT_DMA_WRITE_ERROR ? IOMMU_FAULT_WRITE : IOMMU_FAULT_READ;
+
+	dev_dbg(sim->dev, "sim: IOMMU page fault, %s, task at 0x%08x\n",
+		flags == IOMMU_FAULT_WRITE ? "write" : "read", addr);
+	rkaccel_vm_report_fault(vm, sim->dev, addr, flags);
+}
+
 /* The task-control value must be the one this SoC's layout gives. */
 static bool sim_task_con_valid(struct rkaccel_sim_core *sim, u32 task_con)
 {
@@ -555,7 +581,7 @@ static void sim_exec(struct work_struct *work)
 			return;
 		err = sim_fetch(sim, vm, addr, &count, done > 0);
 		if (err) {
-			sim_raise(sim, gen, err);
+			sim_iommu_fault(sim, vm, addr, err);
 			return;
 		}
 		sim_apply(sim, cmds, count, &task);
@@ -564,6 +590,10 @@ static void sim_exec(struct work_struct *work)
 
 		blocks = task.op_enable;
 		err = sim_run_task(sim, vm, &task, &ns, &out_int32);
+		if (err & RKNPU_INT_DMA_ERROR) {
+			sim_iommu_fault(sim, vm, addr, err);
+			return;
+		}
 		if (err) {
 			sim_raise(sim, gen, err);
 			return;
@@ -645,6 +675,12 @@ static void *sim_claim(struct device *dev, const struct resource *pc,
 	hrtimer_setup(&sim->done, sim_done, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	scoped_guard(mutex, &sim_cores_lock)
 		list_add_tail(&sim->node, &sim_cores);
+	if (READ_ONCE(sim_pending_at_load)) {
+		/* before the driver has a handler: the line is up when it asks */
+		*sim_reg(sim, RKNPU_PC_INTERRUPT_RAW_STATUS) = RKNPU_INT_DPU_DONE;
+		*sim_reg(sim, RKNPU_PC_INTERRUPT_MASK) = RKNPU_INT_DPU_DONE;
+		sim_fire(sim);
+	}
 	return sim;
 }
 
