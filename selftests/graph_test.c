@@ -17,6 +17,7 @@
 
 #include "kselftest_harness.h"
 #include "rkaccel.h"
+#include "file_bytes.h"
 
 /*
  * The harness ends each test's child with _exit(), before LeakSanitizer's
@@ -39,7 +40,7 @@
 #define H_CUSTOM_OFF	20
 #define H_CUSTOM_LEN	24
 #define H_FILE_SIZE	32
-#define H_CHECKSUM	40
+#define H_CHECKSUM	FILE_CHECKSUM_OFF
 #define H_SECTIONS	48
 /* Sections, in table order. */
 enum { S_TENSORS, S_NODES, S_EDGES, S_INPUTS, S_OUTPUTS, S_STRINGS, S_DATA, S_NUM, S_HDR = -1 };
@@ -74,57 +75,6 @@ enum { S_TENSORS, S_NODES, S_EDGES, S_INPUTS, S_OUTPUTS, S_STRINGS, S_DATA, S_NU
 #define O_TENSOR	0
 
 /* --- helpers --------------------------------------------------------------- */
-
-static uint32_t crc32_bitwise(const uint8_t *p, size_t len)
-{
-	uint32_t c = 0xffffffffu;
-
-	while (len--) {
-		c ^= *p++;
-		for (int k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0xEDB88320u & -(c & 1));
-	}
-	return ~c;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-	return rd32(p) | (uint64_t)rd32(p + 4) << 32;
-}
-
-static void wr32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void wr64(uint8_t *p, uint64_t v)
-{
-	wr32(p, (uint32_t)v);
-	wr32(p + 4, (uint32_t)(v >> 32));
-}
-
-static void fix_crc(uint8_t *img, size_t len)
-{
-	wr32(img + H_CHECKSUM, 0);
-	wr32(img + H_CHECKSUM, crc32_bitwise(img, len));
-}
-
-static uint64_t fnv1a64(const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	while (len--)
-		h = (h ^ *p++) * 0x100000001b3ull;
-	return h;
-}
 
 static uint64_t sec_off(const uint8_t *img, int s)
 {

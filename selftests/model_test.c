@@ -16,6 +16,7 @@
 
 #include "kselftest_harness.h"
 #include "rkaccel.h"
+#include "file_bytes.h"
 
 #define HDR		64
 #define REC		64
@@ -27,7 +28,7 @@
 #define H_ROWS		20
 #define H_NUM_LAYERS	24
 #define H_FILE_SIZE	32
-#define H_CHECKSUM	40
+#define H_CHECKSUM	FILE_CHECKSUM_OFF
 #define R_IN		0
 #define R_OUT		4
 #define R_FLAGS		8
@@ -41,65 +42,7 @@
 #define R_B_OFF		48
 #define R_B_SIZE	56
 
-/* --- helpers: an independent CRC-32, LE access, a hash ------------------- */
-
-static uint32_t crc32_bitwise(const uint8_t *p, size_t len)
-{
-	uint32_t c = 0xffffffffu;
-
-	while (len--) {
-		c ^= *p++;
-		for (int k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0xEDB88320u & -(c & 1));
-	}
-	return ~c;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-	return rd32(p) | (uint64_t)rd32(p + 4) << 32;
-}
-
-static void wr16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void wr32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void wr64(uint8_t *p, uint64_t v)
-{
-	wr32(p, (uint32_t)v);
-	wr32(p + 4, (uint32_t)(v >> 32));
-}
-
-/* Recompute the checksum: CRC-32 of the file with the checksum field zero. */
-static void fix_crc(uint8_t *img, size_t len)
-{
-	wr32(img + H_CHECKSUM, 0);
-	wr32(img + H_CHECKSUM, crc32_bitwise(img, len));
-}
-
-static uint64_t fnv1a64(const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	while (len--)
-		h = (h ^ *p++) * 0x100000001b3ull;
-	return h;
-}
+/* --- helpers (the CRC-32, LE access and hash: file_bytes.h) ------------- */
 
 static float f32(uint32_t bits)
 {

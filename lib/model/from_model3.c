@@ -166,7 +166,7 @@ int rkaccel_graph_from_model(const struct rkaccel_model_desc *desc,
 	int ret;
 
 	if (!graph)
-		return g3_bad(msg, msg_len, "invalid arguments");
+		return model_bad(msg, msg_len, "invalid arguments");
 	ret = rkaccel_model_validate(desc, msg, msg_len);
 	if (ret)
 		return ret;
@@ -176,7 +176,7 @@ int rkaccel_graph_from_model(const struct rkaccel_model_desc *desc,
 		       desc->num_layers + 2 * adds, 1, 1,
 		       (size_t)(1 + desc->num_layers + adds) * NAME_BYTES, data_bytes(desc), &b.g);
 	if (ret) {
-		g3_bad(msg, msg_len, "out of memory");
+		model_bad(msg, msg_len, "out of memory");
 		return ret;
 	}
 	b.data = b.g->data;

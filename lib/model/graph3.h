@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model.h"
 #include "rkaccel.h"
 
 /* A graph that owns everything its description points to. */
@@ -168,10 +169,7 @@ static inline float g3_bitsf(uint32_t u)
 
 /* --- validate3.c --------------------------------------------------------------- */
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-int g3_bad(char *msg, size_t msg_len, const char *fmt, ...);
+/* Refusals go through model_bad() (model.h). */
 
 /*
  * Every rule that does not read an array (weights, bias, weight_scales, mean,

@@ -224,11 +224,8 @@ static uint64_t wscales_size(const struct rkaccel_layer_desc *l)
 
 /* --- validation ---------------------------------------------------------- */
 
-/* set_msg() and -EINVAL. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static int bad(char *msg, size_t msg_len, const char *fmt, ...)
+/* set_msg() and -EINVAL: every validator's refusal (model.h). */
+int model_bad(char *msg, size_t msg_len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -244,7 +241,7 @@ static int check_scale(const char *name, unsigned int i, float f, char *msg, siz
 {
 	if (scale_ok(f))
 		return 0;
-	return bad(msg, msg_len,
+	return model_bad(msg, msg_len,
 		   "layer %u: %s %g (bits 0x%08x) is not a positive normal finite number",
 		   i, name, (double)f, float_bits(f));
 }
@@ -341,19 +338,19 @@ static int check_window(const struct rkaccel_layer_desc *l, unsigned int i, uint
 {
 	if (l->op == RKACCEL_OP_AVGPOOL && !l->kernel_w && !l->kernel_h) {
 		if (l->stride || l->pad_top || l->pad_left || l->pad_bottom || l->pad_right)
-			return bad(msg, msg_len,
+			return model_bad(msg, msg_len,
 				   "layer %u: a global average pool takes no stride or padding", i);
 		return 0;
 	}
 	if (l->kernel_w < 1 || l->kernel_w > kmax || l->kernel_h < 1 || l->kernel_h > kmax)
-		return bad(msg, msg_len, "layer %u: kernel %ux%u out of range 1..%u", i,
+		return model_bad(msg, msg_len, "layer %u: kernel %ux%u out of range 1..%u", i,
 			   l->kernel_w, l->kernel_h, kmax);
 	if (l->stride < 1 || l->stride > smax)
-		return bad(msg, msg_len, "layer %u: stride %u out of range 1..%u", i, l->stride,
+		return model_bad(msg, msg_len, "layer %u: stride %u out of range 1..%u", i, l->stride,
 			   smax);
 	if (l->pad_top >= l->kernel_h || l->pad_bottom >= l->kernel_h ||
 	    l->pad_left >= l->kernel_w || l->pad_right >= l->kernel_w)
-		return bad(msg, msg_len,
+		return model_bad(msg, msg_len,
 			   "layer %u: padding %u,%u,%u,%u (top, left, bottom, right) not below the kernel",
 			   i, l->pad_top, l->pad_left, l->pad_bottom, l->pad_right);
 	return 0;
@@ -364,11 +361,11 @@ static int check_op(const struct rkaccel_layer_desc *l, unsigned int i, char *ms
 		    size_t msg_len)
 {
 	if (l->op >= RKACCEL_OP_COUNT)
-		return bad(msg, msg_len, "layer %u: unknown op %u", i, l->op);
+		return model_bad(msg, msg_len, "layer %u: unknown op %u", i, l->op);
 	if (l->op == RKACCEL_OP_FC) {
 		if (l->kernel_w || l->kernel_h || l->stride || l->pad_top || l->pad_left ||
 		    l->pad_bottom || l->pad_right)
-			return bad(msg, msg_len,
+			return model_bad(msg, msg_len,
 				   "layer %u: a fully connected layer has no kernel, stride or padding",
 				   i);
 		return 0;
@@ -376,14 +373,14 @@ static int check_op(const struct rkaccel_layer_desc *l, unsigned int i, char *ms
 	if (!is_pool(l))
 		return check_window(l, i, 7, 2, msg, msg_len);
 	if (l->op == RKACCEL_OP_MAXPOOL && !l->kernel_w && !l->kernel_h)
-		return bad(msg, msg_len, "layer %u: max pooling needs a kernel", i);
+		return model_bad(msg, msg_len, "layer %u: max pooling needs a kernel", i);
 	if (l->flags)
-		return bad(msg, msg_len, "layer %u: flags 0x%x on a pool", i, l->flags);
+		return model_bad(msg, msg_len, "layer %u: flags 0x%x on a pool", i, l->flags);
 	if (l->weight_scales)
-		return bad(msg, msg_len, "layer %u: weight_scales on a pool", i);
+		return model_bad(msg, msg_len, "layer %u: weight_scales on a pool", i);
 	if (l->out_zero_point != l->in_zero_point ||
 	    float_bits(l->out_scale) != float_bits(l->in_scale))
-		return bad(msg, msg_len,
+		return model_bad(msg, msg_len,
 			   "layer %u: a pool keeps the quantization: out_scale %.9g, out_zero_point %d differ from the input's",
 			   i, (double)l->out_scale, l->out_zero_point);
 	return check_window(l, i, 16, 16, msg, msg_len);
@@ -398,24 +395,24 @@ static int check_graph_layer(const struct rkaccel_layer_desc *l, unsigned int i,
 	if (ret)
 		return ret;
 	if ((l->op == RKACCEL_OP_DWCONV || is_pool(l)) && l->out_features != l->in_features)
-		return bad(msg, msg_len, "layer %u: out_features %u must equal in_features %u",
+		return model_bad(msg, msg_len, "layer %u: out_features %u must equal in_features %u",
 			   i, l->out_features, l->in_features);
 	if (!t[i + 1].height || !t[i + 1].width)
-		return bad(msg, msg_len, "layer %u: the window does not fit the %ux%u input", i,
+		return model_bad(msg, msg_len, "layer %u: the window does not fit the %ux%u input", i,
 			   t[i].height, t[i].width);
 	if (!(l->flags & RKACCEL_LAYER_ADD)) {
 		if (l->add_input)
-			return bad(msg, msg_len, "layer %u: add_input %u without flag ADD", i,
+			return model_bad(msg, msg_len, "layer %u: add_input %u without flag ADD", i,
 				   l->add_input);
 	} else if (l->add_input > i) {
-		return bad(msg, msg_len, "layer %u: add_input %u is not an earlier tensor", i,
+		return model_bad(msg, msg_len, "layer %u: add_input %u is not an earlier tensor", i,
 			   l->add_input);
 	} else if (l->flags & RKACCEL_LAYER_OUT_INT32) {
-		return bad(msg, msg_len, "layer %u: flag ADD needs an int8 output", i);
+		return model_bad(msg, msg_len, "layer %u: flag ADD needs an int8 output", i);
 	} else if (t[l->add_input].height != t[i + 1].height ||
 		   t[l->add_input].width != t[i + 1].width ||
 		   t[l->add_input].channels != t[i + 1].channels) {
-		return bad(msg, msg_len, "layer %u: add_input %u is %ux%ux%u, the output %ux%ux%u",
+		return model_bad(msg, msg_len, "layer %u: add_input %u is %ux%ux%u, the output %ux%ux%u",
 			   i, l->add_input, t[l->add_input].height, t[l->add_input].width,
 			   t[l->add_input].channels, t[i + 1].height, t[i + 1].width,
 			   t[i + 1].channels);
@@ -424,7 +421,7 @@ static int check_graph_layer(const struct rkaccel_layer_desc *l, unsigned int i,
 		float f = l->weight_scales[n];
 
 		if (!scale_ok(f) || f > l->weight_scale)
-			return bad(msg, msg_len,
+			return model_bad(msg, msg_len,
 				   "layer %u: weight_scales[%u] %g is not a positive normal number up to weight_scale",
 				   i, n, (double)f);
 	}
@@ -438,7 +435,7 @@ static int check_graph(const struct rkaccel_model_desc *d, char *msg, size_t msg
 	int ret;
 
 	if ((d->height || d->width) && (uint64_t)d->height * d->width != d->rows)
-		return bad(msg, msg_len, "height %u x width %u is not rows %u", d->height,
+		return model_bad(msg, msg_len, "height %u x width %u is not rows %u", d->height,
 			   d->width, d->rows);
 	tensor_shapes(d, d->num_layers, t);
 	for (uint32_t i = 0; i < d->num_layers; i++) {
@@ -455,25 +452,25 @@ static int check_layer(const struct rkaccel_layer_desc *l, unsigned int i, int l
 	int ret;
 
 	if (l->in_features < 1 || l->in_features > RKACCEL_MODEL_MAX_FEATURES)
-		return bad(msg, msg_len, "layer %u: in_features %u out of range 1..%u",
+		return model_bad(msg, msg_len, "layer %u: in_features %u out of range 1..%u",
 			   i, l->in_features, RKACCEL_MODEL_MAX_FEATURES);
 	if (l->out_features < 1 || l->out_features > RKACCEL_MODEL_MAX_FEATURES)
-		return bad(msg, msg_len, "layer %u: out_features %u out of range 1..%u",
+		return model_bad(msg, msg_len, "layer %u: out_features %u out of range 1..%u",
 			   i, l->out_features, RKACCEL_MODEL_MAX_FEATURES);
 	if (l->flags & ~LAYER_FLAGS)
-		return bad(msg, msg_len, "layer %u: unknown flags 0x%x", i,
+		return model_bad(msg, msg_len, "layer %u: unknown flags 0x%x", i,
 			   l->flags & ~LAYER_FLAGS);
 	if ((l->flags & RKACCEL_LAYER_OUT_INT32) && !last)
-		return bad(msg, msg_len,
+		return model_bad(msg, msg_len,
 			   "layer %u: flag OUT_INT32 is allowed on the last layer only", i);
 	if (l->in_zero_point < -128 || l->in_zero_point > 127)
-		return bad(msg, msg_len, "layer %u: in_zero_point %d out of range -128..127",
+		return model_bad(msg, msg_len, "layer %u: in_zero_point %d out of range -128..127",
 			   i, l->in_zero_point);
 	if (l->out_zero_point < -128 || l->out_zero_point > 127)
-		return bad(msg, msg_len, "layer %u: out_zero_point %d out of range -128..127",
+		return model_bad(msg, msg_len, "layer %u: out_zero_point %d out of range -128..127",
 			   i, l->out_zero_point);
 	if ((l->flags & RKACCEL_LAYER_OUT_INT32) && l->out_zero_point)
-		return bad(msg, msg_len, "layer %u: out_zero_point %d must be 0 with OUT_INT32",
+		return model_bad(msg, msg_len, "layer %u: out_zero_point %d must be 0 with OUT_INT32",
 			   i, l->out_zero_point);
 	ret = check_scale("in_scale", i, l->in_scale, msg, msg_len);
 	if (!ret)
@@ -485,14 +482,14 @@ static int check_layer(const struct rkaccel_layer_desc *l, unsigned int i, int l
 	if (!has_weights(l))
 		return 0;
 	if (!l->weights)
-		return bad(msg, msg_len, "layer %u: weights is NULL", i);
+		return model_bad(msg, msg_len, "layer %u: weights is NULL", i);
 	if (!l->bias)
-		return bad(msg, msg_len, "layer %u: bias is NULL", i);
+		return model_bad(msg, msg_len, "layer %u: bias is NULL", i);
 	for (uint32_t n = 0; n < l->out_features; n++) {
 		int32_t b = l->bias[n];
 
 		if (b < -RKACCEL_MODEL_MAX_ABS_BIAS || b > RKACCEL_MODEL_MAX_ABS_BIAS)
-			return bad(msg, msg_len,
+			return model_bad(msg, msg_len,
 				   "layer %u: bias[%u] = %d out of range -%d..%d", i, n, b,
 				   RKACCEL_MODEL_MAX_ABS_BIAS, RKACCEL_MODEL_MAX_ABS_BIAS);
 	}
@@ -503,15 +500,15 @@ static int check_chain(const struct rkaccel_layer_desc *p, const struct rkaccel_
 		       unsigned int i, char *msg, size_t msg_len)
 {
 	if (l->in_features != p->out_features)
-		return bad(msg, msg_len,
+		return model_bad(msg, msg_len,
 			   "layer %u: in_features %u does not chain: layer %u has out_features %u",
 			   i, l->in_features, i - 1, p->out_features);
 	if (l->in_zero_point != p->out_zero_point)
-		return bad(msg, msg_len,
+		return model_bad(msg, msg_len,
 			   "layer %u: in_zero_point %d does not chain: layer %u has out_zero_point %d",
 			   i, l->in_zero_point, i - 1, p->out_zero_point);
 	if (float_bits(l->in_scale) != float_bits(p->out_scale))
-		return bad(msg, msg_len,
+		return model_bad(msg, msg_len,
 			   "layer %u: in_scale %.9g does not chain: layer %u has out_scale %.9g",
 			   i, (double)l->in_scale, i - 1, (double)p->out_scale);
 	return 0;
@@ -525,15 +522,15 @@ int rkaccel_model_validate(const struct rkaccel_model_desc *desc, char *msg, siz
 	if (msg && msg_len)
 		msg[0] = '\0';
 	if (!desc)
-		return bad(msg, msg_len, "model description is NULL");
+		return model_bad(msg, msg_len, "model description is NULL");
 	if (desc->rows < 1 || desc->rows > RKACCEL_MODEL_MAX_ROWS)
-		return bad(msg, msg_len, "rows %u out of range 1..%u", desc->rows,
+		return model_bad(msg, msg_len, "rows %u out of range 1..%u", desc->rows,
 			   RKACCEL_MODEL_MAX_ROWS);
 	if (desc->num_layers < 1 || desc->num_layers > RKACCEL_MODEL_MAX_LAYERS)
-		return bad(msg, msg_len, "num_layers %u out of range 1..%u", desc->num_layers,
+		return model_bad(msg, msg_len, "num_layers %u out of range 1..%u", desc->num_layers,
 			   RKACCEL_MODEL_MAX_LAYERS);
 	if (!desc->layers)
-		return bad(msg, msg_len, "layers is NULL");
+		return model_bad(msg, msg_len, "layers is NULL");
 
 	for (uint32_t i = 0; i < desc->num_layers; i++) {
 		const struct rkaccel_layer_desc *l = &desc->layers[i];
@@ -548,7 +545,7 @@ int rkaccel_model_validate(const struct rkaccel_model_desc *desc, char *msg, siz
 		weight_bytes += weights_size(l);
 	}
 	if (weight_bytes > RKACCEL_MODEL_MAX_WEIGHT_BYTES)
-		return bad(msg, msg_len, "total weights %llu bytes exceed the limit of %u",
+		return model_bad(msg, msg_len, "total weights %llu bytes exceed the limit of %u",
 			   (unsigned long long)weight_bytes, RKACCEL_MODEL_MAX_WEIGHT_BYTES);
 	return check_graph(desc, msg, msg_len);
 }
@@ -632,19 +629,19 @@ static int check_range(const struct range *r, uint64_t size, uint64_t want, uint
 	if (!size && !want && !r->start)
 		return 0;	/* a pool's absent arrays */
 	if (size != want)
-		return bad(msg, msg_len, "layer %u: %s size %llu bytes, the shape needs %llu",
+		return model_bad(msg, msg_len, "layer %u: %s size %llu bytes, the shape needs %llu",
 			   r->layer, r->what, (unsigned long long)size, (unsigned long long)want);
 	if (r->start % DATA_ALIGN)
-		return bad(msg, msg_len, "layer %u: %s offset %llu is not a multiple of %u",
+		return model_bad(msg, msg_len, "layer %u: %s offset %llu is not a multiple of %u",
 			   r->layer, r->what, (unsigned long long)r->start, DATA_ALIGN);
 	if (r->start < data_start)
-		return bad(msg, msg_len,
+		return model_bad(msg, msg_len,
 			   "layer %u: %s start at byte %llu, inside the header and layer records (%llu bytes)",
 			   r->layer, r->what, (unsigned long long)r->start,
 			   (unsigned long long)data_start);
 	/* start <= file_size first, so that the subtraction cannot wrap */
 	if (r->start > file_size || size > file_size - r->start)
-		return bad(msg, msg_len, "layer %u: %s end at byte %llu, file has %llu",
+		return model_bad(msg, msg_len, "layer %u: %s end at byte %llu, file has %llu",
 			   r->layer, r->what,
 			   r->start > UINT64_MAX - size ? (unsigned long long)UINT64_MAX :
 			   (unsigned long long)(r->start + size),
@@ -662,10 +659,10 @@ static int parse_header(const uint8_t *img, size_t len, uint32_t *header_size,
 	uint32_t crc, want;
 
 	if (len < HEADER_SIZE)
-		return bad(msg, msg_len, "file is %zu bytes, shorter than the %u-byte header",
+		return model_bad(msg, msg_len, "file is %zu bytes, shorter than the %u-byte header",
 			   len, HEADER_SIZE);
 	if (memcmp(img + H_MAGIC, MAGIC, 4))
-		return bad(msg, msg_len, "bad magic: not an rkaccel model file");
+		return model_bad(msg, msg_len, "bad magic: not an rkaccel model file");
 	major = get16(img + H_MAJOR);
 	minor = get16(img + H_MINOR);
 	if (major > RKACCEL_MODEL_VERSION_MAJOR) {
@@ -674,22 +671,22 @@ static int parse_header(const uint8_t *img, size_t len, uint32_t *header_size,
 		return -ENOTSUP;
 	}
 	if (major < 1)
-		return bad(msg, msg_len, "bad version %u.%u", major, minor);
+		return model_bad(msg, msg_len, "bad version %u.%u", major, minor);
 	*major_out = major;
 	rec_min = major == 1 ? RECORD_SIZE : RECORD2_SIZE;
 	*header_size = get32(img + H_HEADER_SIZE);
 	*record_size = get32(img + H_RECORD_SIZE);
 	if (minor == 0 ? *header_size != HEADER_SIZE :
 	    *header_size < HEADER_SIZE || *header_size > MAX_EXT_SIZE)
-		return bad(msg, msg_len, "header_size %u wrong for version %u.%u",
+		return model_bad(msg, msg_len, "header_size %u wrong for version %u.%u",
 			   *header_size, major, minor);
 	if (minor == 0 ? *record_size != rec_min :
 	    *record_size < rec_min || *record_size > MAX_EXT_SIZE)
-		return bad(msg, msg_len, "layer record_size %u wrong for version %u.%u",
+		return model_bad(msg, msg_len, "layer record_size %u wrong for version %u.%u",
 			   *record_size, major, minor);
 	file_size = get64(img + H_FILE_SIZE);
 	if (file_size != len)
-		return bad(msg, msg_len, "header says the file is %llu bytes, it is %zu (%s)",
+		return model_bad(msg, msg_len, "header says the file is %llu bytes, it is %zu (%s)",
 			   (unsigned long long)file_size, len,
 			   file_size > len ? "truncated" : "trailing bytes");
 	want = get32(img + H_CHECKSUM);
@@ -701,12 +698,12 @@ static int parse_header(const uint8_t *img, size_t len, uint32_t *header_size,
 		return -EBADMSG;
 	}
 	if (get32(img + H_FLAGS))
-		return bad(msg, msg_len, "unknown header flags 0x%x", get32(img + H_FLAGS));
+		return model_bad(msg, msg_len, "unknown header flags 0x%x", get32(img + H_FLAGS));
 	if (get32(img + H_RESERVED0))
-		return bad(msg, msg_len, "reserved header bytes 28..31 are not zero");
+		return model_bad(msg, msg_len, "reserved header bytes 28..31 are not zero");
 	for (unsigned int i = major == 1 ? H_RESERVED1 : H2_RESERVED; i < HEADER_SIZE; i++)
 		if (img[i])
-			return bad(msg, msg_len, "reserved header byte %u is not zero", i);
+			return model_bad(msg, msg_len, "reserved header byte %u is not zero", i);
 	return 0;
 }
 
@@ -726,7 +723,7 @@ static int parse_record2(const uint8_t *r, struct rkaccel_layer_desc *l, struct 
 	l->pad_right = get32(r + R_PAD_RIGHT);
 	l->add_input = get32(r + R_ADD_INPUT);
 	if (get32(r + R_RESERVED2) || get64(r + R_RESERVED2 + 4))
-		return bad(msg, msg_len, "layer %u: reserved record bytes 100..111 are not zero", i);
+		return model_bad(msg, msg_len, "layer %u: reserved record bytes 100..111 are not zero", i);
 	/* the sizes below rely on the op and kernel's bounds */
 	if (check_op(l, i, msg, msg_len))
 		return -EINVAL;
@@ -735,7 +732,7 @@ static int parse_record2(const uint8_t *r, struct rkaccel_layer_desc *l, struct 
 	if (*ssize)
 		l->weight_scales = &present;
 	else if (sc->start)
-		return bad(msg, msg_len, "layer %u: weight_scales offset %llu with size 0", i,
+		return model_bad(msg, msg_len, "layer %u: weight_scales offset %llu with size 0", i,
 			   (unsigned long long)sc->start);
 	return 0;
 }
@@ -770,7 +767,7 @@ int rkaccel_model_parse(const void *buf, size_t len, struct rkaccel_model **mode
 	if (msg && msg_len)
 		msg[0] = '\0';
 	if (!model || (!buf && len))
-		return bad(msg, msg_len, "invalid arguments");
+		return model_bad(msg, msg_len, "invalid arguments");
 	ret = parse_header(img, len, &header_size, &record_size, &major, msg, msg_len);
 	if (ret)
 		return ret;
@@ -778,15 +775,15 @@ int rkaccel_model_parse(const void *buf, size_t len, struct rkaccel_model **mode
 	rows = get32(img + H_ROWS);
 	num_layers = get32(img + H_NUM_LAYERS);
 	if (rows < 1 || rows > RKACCEL_MODEL_MAX_ROWS)
-		return bad(msg, msg_len, "rows %u out of range 1..%u", rows,
+		return model_bad(msg, msg_len, "rows %u out of range 1..%u", rows,
 			   RKACCEL_MODEL_MAX_ROWS);
 	if (num_layers < 1 || num_layers > RKACCEL_MODEL_MAX_LAYERS)
-		return bad(msg, msg_len, "num_layers %u out of range 1..%u", num_layers,
+		return model_bad(msg, msg_len, "num_layers %u out of range 1..%u", num_layers,
 			   RKACCEL_MODEL_MAX_LAYERS);
 	/* both factors are bounded (4096 x 16), the sum cannot wrap */
 	data_start = header_size + (uint64_t)num_layers * record_size;
 	if (data_start > len)
-		return bad(msg, msg_len, "layer records end at byte %llu, file has %zu",
+		return model_bad(msg, msg_len, "layer records end at byte %llu, file has %zu",
 			   (unsigned long long)data_start, len);
 
 	for (uint32_t i = 0; i < num_layers; i++) {
@@ -808,12 +805,12 @@ int rkaccel_model_parse(const void *buf, size_t len, struct rkaccel_model **mode
 		/* the shape first: the expected sizes below rely on its bounds */
 		if (l->in_features < 1 || l->in_features > RKACCEL_MODEL_MAX_FEATURES ||
 		    l->out_features < 1 || l->out_features > RKACCEL_MODEL_MAX_FEATURES)
-			return bad(msg, msg_len,
+			return model_bad(msg, msg_len,
 				   "layer %u: shape in_features %u, out_features %u out of range 1..%u",
 				   i, l->in_features, l->out_features,
 				   RKACCEL_MODEL_MAX_FEATURES);
 		if (major == 1 && l->flags & ~LAYER_FLAGS_V1)
-			return bad(msg, msg_len, "layer %u: unknown flags 0x%x", i,
+			return model_bad(msg, msg_len, "layer %u: unknown flags 0x%x", i,
 				   l->flags & ~LAYER_FLAGS_V1);
 		*sc = (struct range) { .layer = i, .what = "weight_scales" };
 		if (major >= 2) {
@@ -844,7 +841,7 @@ int rkaccel_model_parse(const void *buf, size_t len, struct rkaccel_model **mode
 
 			if (a->start < c->end && c->start < a->end && a->end > a->start &&
 			    c->end > c->start)
-				return bad(msg, msg_len,
+				return model_bad(msg, msg_len,
 					   "layer %u: %s (bytes %llu..%llu) overlaps layer %u %s (bytes %llu..%llu)",
 					   c->layer, c->what, (unsigned long long)c->start,
 					   (unsigned long long)c->end - 1, a->layer, a->what,
@@ -982,7 +979,7 @@ int rkaccel_model_load(const char *path, struct rkaccel_model **model,
 	if (msg && msg_len)
 		msg[0] = '\0';
 	if (!path || !model)
-		return bad(msg, msg_len, "invalid arguments");
+		return model_bad(msg, msg_len, "invalid arguments");
 	ret = model_read_file(path, &buf, &len, msg, msg_len);
 	if (ret)
 		return ret;

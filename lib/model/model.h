@@ -34,6 +34,12 @@ int model_copy(const struct rkaccel_model_desc *d, struct rkaccel_model **out, c
 	       size_t msg_len);
 
 /* CRC-32 (zlib's) running value, 0 to start; the file checksum of 1.x..3.x. */
+/* A message in @msg (when given) and -EINVAL: one refusal of a validator. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+int model_bad(char *msg, size_t msg_len, const char *fmt, ...);
+
 uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t len);
 /* CRC-32 of @len bytes of @img with the checksum field (bytes 40..43) as zero. */
 uint32_t model_file_crc(const uint8_t *img, size_t len);

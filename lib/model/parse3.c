@@ -52,7 +52,7 @@ struct parse {
 	size_t msg_len;
 };
 
-#define BAD(fmt, ...) g3_bad(p->msg, p->msg_len, fmt, ##__VA_ARGS__)
+#define BAD(fmt, ...) model_bad(p->msg, p->msg_len, fmt, ##__VA_ARGS__)
 
 /* A record of section @s. */
 static const uint8_t *rec(const struct parse *p, enum g3_section s, uint32_t i)
@@ -80,7 +80,7 @@ static int parse_version(struct parse *p, uint32_t *header_size)
 	major = (uint16_t)(p->img[G3H_MAJOR] | p->img[G3H_MAJOR + 1] << 8);
 	p->minor = (uint16_t)(p->img[G3H_MINOR] | p->img[G3H_MINOR + 1] << 8);
 	if (major != RKACCEL_GRAPH_VERSION_MAJOR) {
-		g3_bad(p->msg, p->msg_len, "version %u.%u is not a graph (3.x)%s", major, p->minor,
+		model_bad(p->msg, p->msg_len, "version %u.%u is not a graph (3.x)%s", major, p->minor,
 		       major == 1 || major == 2 ? ": read it with rkaccel_model_parse()" : "");
 		return -ENOTSUP;
 	}
@@ -112,7 +112,7 @@ static int parse_header(struct parse *p, uint32_t *header_size)
 	want = g3_get32(p->img + G3H_CHECKSUM);
 	crc = model_file_crc(p->img, p->len);
 	if (crc != want) {
-		g3_bad(p->msg, p->msg_len,
+		model_bad(p->msg, p->msg_len,
 		       "checksum mismatch: header says 0x%08x, contents give 0x%08x (corrupted file)",
 		       want, crc);
 		return -EBADMSG;
@@ -449,7 +449,7 @@ static int parse_graph(struct parse *p, struct rkaccel_graph **out)
 			   sizeof(*p->arrays));
 	if (ret || !p->arrays) {
 		rkaccel_graph_free(ret ? NULL : g);
-		g3_bad(p->msg, p->msg_len, "out of memory");
+		model_bad(p->msg, p->msg_len, "out of memory");
 		return -ENOMEM;
 	}
 	ret = parse_records(p, g);
@@ -477,7 +477,7 @@ int rkaccel_graph_parse(const void *buf, size_t len, struct rkaccel_graph **grap
 	if (msg && msg_len)
 		msg[0] = '\0';
 	if (!graph || (!buf && len))
-		return g3_bad(msg, msg_len, "invalid arguments");
+		return model_bad(msg, msg_len, "invalid arguments");
 	ret = parse_header(&p, &header_size);
 	if (!ret)
 		ret = parse_sections(&p, header_size);
@@ -497,7 +497,7 @@ int rkaccel_graph_load(const char *path, struct rkaccel_graph **graph, char *msg
 	if (msg && msg_len)
 		msg[0] = '\0';
 	if (!path || !graph)
-		return g3_bad(msg, msg_len, "invalid arguments");
+		return model_bad(msg, msg_len, "invalid arguments");
 	ret = model_read_file(path, &buf, &len, msg, msg_len);
 	if (ret)
 		return ret;

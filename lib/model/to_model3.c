@@ -48,7 +48,7 @@ static int refuse(const struct lower *lw, uint32_t node, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	return g3_bad(lw->msg, lw->msg_len, "node '%s' (%s): not compiled yet: %s",
+	return model_bad(lw->msg, lw->msg_len, "node '%s' (%s): not compiled yet: %s",
 		      tensor(lw, n->output)->name, rkaccel_graph_op_name(n->op), why);
 }
 
@@ -283,20 +283,20 @@ static int check_io(struct lower *lw)
 	uint32_t h = 1, w = 1, c = 0;
 
 	if (g->num_inputs != 1 || g->num_outputs != 1)
-		return g3_bad(lw->msg, lw->msg_len,
+		return model_bad(lw->msg, lw->msg_len,
 			      "%u inputs, %u outputs: not compiled yet: the chain compiler takes one of each (issue 26)",
 			      g->num_inputs, g->num_outputs);
 	t = tensor(lw, in->tensor);
 	if (t->type != RKACCEL_DTYPE_INT8)
-		return g3_bad(lw->msg, lw->msg_len,
+		return model_bad(lw->msg, lw->msg_len,
 			      "input '%s': not compiled yet: type %u, the chain takes int8", t->name,
 			      t->type);
 	if (hwc(t, &h, &w, &c))
-		return g3_bad(lw->msg, lw->msg_len,
+		return model_bad(lw->msg, lw->msg_len,
 			      "input '%s': not compiled yet: %u dimensions, the chain takes NHWC or [N, C]",
 			      t->name, t->n_dims);
 	if (in->mean || in->std || in->channel_order != RKACCEL_CHANNELS_AS_IS)
-		return g3_bad(lw->msg, lw->msg_len,
+		return model_bad(lw->msg, lw->msg_len,
 			      "input '%s': not compiled yet: normalisation (mean, std, channel order) is not run yet (issue 26)",
 			      t->name);
 	return 0;
@@ -309,7 +309,7 @@ static int chain_refused(struct lower *lw, const char *why)
 
 	if (sscanf(why, "layer %u:", &i) == 1 && i < lw->n)
 		return refuse(lw, lw->layer_node[i], "%s", strchr(why, ':') + 2);
-	return g3_bad(lw->msg, lw->msg_len, "not compiled yet: %s", why);
+	return model_bad(lw->msg, lw->msg_len, "not compiled yet: %s", why);
 }
 
 static int lower_all(struct lower *lw, struct rkaccel_model **model)
@@ -331,7 +331,7 @@ static int lower_all(struct lower *lw, struct rkaccel_model **model)
 	if (ret)
 		return ret;
 	if (g->outputs[0] != lw->cur)
-		return g3_bad(lw->msg, lw->msg_len,
+		return model_bad(lw->msg, lw->msg_len,
 			      "output '%s': not compiled yet: the chain's output is its last tensor '%s'",
 			      tensor(lw, g->outputs[0])->name, tensor(lw, lw->cur)->name);
 	in = tensor(lw, g->inputs[0].tensor);
@@ -348,7 +348,7 @@ static int lower_all(struct lower *lw, struct rkaccel_model **model)
 		return chain_refused(lw, why);
 	ret = model_copy(&d, model, why, sizeof(why));
 	if (ret)
-		return g3_bad(lw->msg, lw->msg_len, "%s", ret == -ENOMEM ? "out of memory" : why);
+		return model_bad(lw->msg, lw->msg_len, "%s", ret == -ENOMEM ? "out of memory" : why);
 	return 0;
 }
 
@@ -359,13 +359,13 @@ int rkaccel_graph_to_model(const struct rkaccel_graph_desc *desc, struct rkaccel
 	int ret;
 
 	if (!desc || !model)
-		return g3_bad(msg, msg_len, "invalid arguments");
+		return model_bad(msg, msg_len, "invalid arguments");
 	ret = rkaccel_graph_validate(desc, msg, msg_len);
 	if (ret)
 		return ret;
 	lw.chain = malloc(desc->num_tensors * sizeof(*lw.chain));
 	if (!lw.chain) {
-		g3_bad(msg, msg_len, "out of memory");
+		model_bad(msg, msg_len, "out of memory");
 		return -ENOMEM;
 	}
 	memset(lw.chain, 0xff, desc->num_tensors * sizeof(*lw.chain));

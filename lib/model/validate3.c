@@ -8,7 +8,6 @@
  */
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,18 +16,6 @@
 
 #define PRODUCER_NONE	-1
 #define PRODUCER_INPUT	-2
-
-int g3_bad(char *msg, size_t msg_len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (msg && msg_len) {
-		va_start(ap, fmt);
-		vsnprintf(msg, msg_len, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
 
 const char *rkaccel_graph_op_name(uint32_t op)
 {
@@ -133,15 +120,15 @@ static int check_name(const struct rkaccel_graph_tensor *t, uint32_t i, char *ms
 	size_t len;
 
 	if (!t->name)
-		return g3_bad(msg, msg_len, "tensor %u: name is NULL", i);
+		return model_bad(msg, msg_len, "tensor %u: name is NULL", i);
 	len = strnlen(t->name, RKACCEL_GRAPH_MAX_NAME + 1);
 	if (len < 1 || len > RKACCEL_GRAPH_MAX_NAME)
-		return g3_bad(msg, msg_len, "tensor %u: name length %zu%s out of range 1..%u", i,
+		return model_bad(msg, msg_len, "tensor %u: name length %zu%s out of range 1..%u", i,
 			      len, len > RKACCEL_GRAPH_MAX_NAME ? "+" : "",
 			      RKACCEL_GRAPH_MAX_NAME);
 	for (size_t k = 0; k < len; k++)
 		if ((unsigned char)t->name[k] < 0x21 || (unsigned char)t->name[k] > 0x7e)
-			return g3_bad(msg, msg_len,
+			return model_bad(msg, msg_len,
 				      "tensor %u: name byte %zu is 0x%02x, not printable ASCII without blanks",
 				      i, k, (unsigned char)t->name[k]);
 	return 0;
@@ -154,18 +141,18 @@ static int check_quant(const struct rkaccel_graph_tensor *t, uint32_t i, char *m
 
 	if (t->type == RKACCEL_DTYPE_FLOAT32) {
 		if (g3_fbits(t->scale) || t->zero_point)
-			return g3_bad(msg, msg_len,
+			return model_bad(msg, msg_len,
 				      "tensor %u '%s': float32 takes scale 0 and zero point 0", i,
 				      t->name);
 		return 0;
 	}
 	if (!scale_ok(t->scale))
-		return g3_bad(msg, msg_len,
+		return model_bad(msg, msg_len,
 			      "tensor %u '%s': scale %g (bits 0x%08x) is not a positive normal finite number",
 			      i, t->name, (double)t->scale, g3_fbits(t->scale));
 	if (t->type == RKACCEL_DTYPE_INT32 ? t->zero_point != 0 :
 	    t->zero_point < lo || t->zero_point > lo + 255)
-		return g3_bad(msg, msg_len, "tensor %u '%s': zero point %d out of range for its type",
+		return model_bad(msg, msg_len, "tensor %u '%s': zero point %d out of range for its type",
 			      i, t->name, t->zero_point);
 	return 0;
 }
@@ -180,26 +167,26 @@ static int check_tensor(const struct rkaccel_graph_desc *d, uint32_t i, char *ms
 	if (ret)
 		return ret;
 	if (t->type < RKACCEL_DTYPE_INT8 || t->type > RKACCEL_DTYPE_FLOAT32)
-		return g3_bad(msg, msg_len, "tensor %u '%s': unknown type %u", i, t->name, t->type);
+		return model_bad(msg, msg_len, "tensor %u '%s': unknown type %u", i, t->name, t->type);
 	if (t->n_dims < 1 || t->n_dims > 4)
-		return g3_bad(msg, msg_len, "tensor %u '%s': n_dims %u out of range 1..4", i,
+		return model_bad(msg, msg_len, "tensor %u '%s': n_dims %u out of range 1..4", i,
 			      t->name, t->n_dims);
 	bytes = elem[t->type];
 	for (uint32_t k = 0; k < 4; k++) {
 		if (k >= t->n_dims ? t->dims[k] != 0 :
 		    t->dims[k] < 1 || t->dims[k] > RKACCEL_GRAPH_MAX_DIM)
-			return g3_bad(msg, msg_len, "tensor %u '%s': dims[%u] %u out of range %s", i,
+			return model_bad(msg, msg_len, "tensor %u '%s': dims[%u] %u out of range %s", i,
 				      t->name, k, t->dims[k],
 				      k >= t->n_dims ? "(0 beyond n_dims)" : "1..65536");
 		/* at most 2^31 times 2^16 before the test: no wrap */
 		if (k < t->n_dims)
 			bytes *= t->dims[k];
 		if (bytes > RKACCEL_GRAPH_MAX_TENSOR_BYTES)
-			return g3_bad(msg, msg_len, "tensor %u '%s': more than %u bytes", i, t->name,
+			return model_bad(msg, msg_len, "tensor %u '%s': more than %u bytes", i, t->name,
 				      RKACCEL_GRAPH_MAX_TENSOR_BYTES);
 	}
 	if (t->dims[0] != d->batch)
-		return g3_bad(msg, msg_len, "tensor %u '%s': dims[0] %u is not the batch %u", i,
+		return model_bad(msg, msg_len, "tensor %u '%s': dims[0] %u is not the batch %u", i,
 			      t->name, t->dims[0], d->batch);
 	return check_quant(t, i, msg, msg_len);
 }
@@ -222,7 +209,7 @@ static int check_unique_names(const struct rkaccel_graph_desc *d, char *msg, siz
 	int ret = 0;
 
 	if (!idx) {
-		g3_bad(msg, msg_len, "out of memory");
+		model_bad(msg, msg_len, "out of memory");
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < d->num_tensors; i++)
@@ -231,7 +218,7 @@ static int check_unique_names(const struct rkaccel_graph_desc *d, char *msg, siz
 	qsort(idx, d->num_tensors, sizeof(*idx), cmp_names);
 	for (uint32_t i = 1; i < d->num_tensors && !ret; i++)
 		if (!strcmp(d->tensors[idx[i - 1]].name, d->tensors[idx[i]].name))
-			ret = g3_bad(msg, msg_len, "tensors %u and %u have the same name '%s'",
+			ret = model_bad(msg, msg_len, "tensors %u and %u have the same name '%s'",
 				     idx[i - 1], idx[i], d->tensors[idx[i]].name);
 	free(idx);
 	return ret;
@@ -284,7 +271,7 @@ static int order_error(const struct rkaccel_graph_desc *d, const int32_t *produc
 				queue[tail++] = next[e];
 	}
 	if (tail == d->num_nodes) {
-		ret = g3_bad(msg, msg_len,
+		ret = model_bad(msg, msg_len,
 			     "node %u (%s): input tensor %u '%s' is the output of node %d, which is not before it: nodes must be in topological order",
 			     node, rkaccel_graph_op_name(d->nodes[node].op), tensor,
 			     d->tensors[tensor].name, producer[tensor]);
@@ -306,7 +293,7 @@ static int order_error(const struct rkaccel_graph_desc *d, const int32_t *produc
 				}
 			}
 		}
-		ret = g3_bad(msg, msg_len, "node %u (%s): on a cycle: the graph is not acyclic",
+		ret = model_bad(msg, msg_len, "node %u (%s): on a cycle: the graph is not acyclic",
 			     at, rkaccel_graph_op_name(d->nodes[at].op));
 	}
 out:
@@ -329,10 +316,10 @@ static int check_producers(const struct rkaccel_graph_desc *d, int32_t *producer
 		const struct rkaccel_graph_input *in = &d->inputs[i];
 
 		if (in->tensor >= d->num_tensors)
-			return g3_bad(msg, msg_len, "input %u: tensor %u out of range (%u tensors)",
+			return model_bad(msg, msg_len, "input %u: tensor %u out of range (%u tensors)",
 				      i, in->tensor, d->num_tensors);
 		if (producer[in->tensor] != PRODUCER_NONE)
-			return g3_bad(msg, msg_len, "input %u: tensor %u '%s' is listed twice", i,
+			return model_bad(msg, msg_len, "input %u: tensor %u '%s' is listed twice", i,
 				      in->tensor, d->tensors[in->tensor].name);
 		producer[in->tensor] = PRODUCER_INPUT;
 	}
@@ -340,24 +327,24 @@ static int check_producers(const struct rkaccel_graph_desc *d, int32_t *producer
 		const struct rkaccel_graph_node *n = &d->nodes[i];
 
 		if (n->op >= RKACCEL_GOP_COUNT)
-			return g3_bad(msg, msg_len, "node %u: unknown op %u", i, n->op);
+			return model_bad(msg, msg_len, "node %u: unknown op %u", i, n->op);
 		if (n->num_inputs < 1 || n->num_inputs > RKACCEL_GRAPH_MAX_NODE_INPUTS || !n->inputs)
-			return g3_bad(msg, msg_len, "node %u (%s): %u inputs%s, want 1..%u", i,
+			return model_bad(msg, msg_len, "node %u (%s): %u inputs%s, want 1..%u", i,
 				      rkaccel_graph_op_name(n->op), n->num_inputs,
 				      n->inputs ? "" : " (NULL)", RKACCEL_GRAPH_MAX_NODE_INPUTS);
 		edges += n->num_inputs;
 		if (edges > RKACCEL_GRAPH_MAX_EDGES)
-			return g3_bad(msg, msg_len, "node %u: more than %u node inputs in all", i,
+			return model_bad(msg, msg_len, "node %u: more than %u node inputs in all", i,
 				      RKACCEL_GRAPH_MAX_EDGES);
 		if (n->output >= d->num_tensors)
-			return g3_bad(msg, msg_len, "node %u (%s): output tensor %u out of range (%u tensors)",
+			return model_bad(msg, msg_len, "node %u (%s): output tensor %u out of range (%u tensors)",
 				      i, rkaccel_graph_op_name(n->op), n->output, d->num_tensors);
 		if (producer[n->output] == PRODUCER_INPUT)
-			return g3_bad(msg, msg_len, "node %u (%s): output tensor %u '%s' is a graph input",
+			return model_bad(msg, msg_len, "node %u (%s): output tensor %u '%s' is a graph input",
 				      i, rkaccel_graph_op_name(n->op), n->output,
 				      d->tensors[n->output].name);
 		if (producer[n->output] != PRODUCER_NONE)
-			return g3_bad(msg, msg_len,
+			return model_bad(msg, msg_len,
 				      "node %u (%s): output tensor %u '%s' is already the output of node %d",
 				      i, rkaccel_graph_op_name(n->op), n->output,
 				      d->tensors[n->output].name, producer[n->output]);
@@ -377,11 +364,11 @@ static int check_order(const struct rkaccel_graph_desc *d, const int32_t *produc
 			uint32_t t = n->inputs[k];
 
 			if (t >= d->num_tensors)
-				return g3_bad(msg, msg_len,
+				return model_bad(msg, msg_len,
 					      "node %u (%s): input %u: tensor %u out of range (%u tensors)",
 					      i, rkaccel_graph_op_name(n->op), k, t, d->num_tensors);
 			if (producer[t] == PRODUCER_NONE)
-				return g3_bad(msg, msg_len,
+				return model_bad(msg, msg_len,
 					      "node %u (%s): input tensor %u '%s' is made by no node and is no graph input",
 					      i, rkaccel_graph_op_name(n->op), t, d->tensors[t].name);
 		}
@@ -401,22 +388,22 @@ static int check_order(const struct rkaccel_graph_desc *d, const int32_t *produc
 		uint32_t t = d->outputs[i];
 
 		if (t >= d->num_tensors)
-			return g3_bad(msg, msg_len, "output %u: tensor %u out of range (%u tensors)",
+			return model_bad(msg, msg_len, "output %u: tensor %u out of range (%u tensors)",
 				      i, t, d->num_tensors);
 		if (used[t] & 2)
-			return g3_bad(msg, msg_len, "output %u: tensor %u '%s' is listed twice", i, t,
+			return model_bad(msg, msg_len, "output %u: tensor %u '%s' is listed twice", i, t,
 				      d->tensors[t].name);
 		if (producer[t] < 0)
-			return g3_bad(msg, msg_len, "output %u: tensor %u '%s' is made by no node", i,
+			return model_bad(msg, msg_len, "output %u: tensor %u '%s' is made by no node", i,
 				      t, d->tensors[t].name);
 		used[t] |= 2;
 	}
 	for (uint32_t t = 0; t < d->num_tensors; t++) {
 		if (producer[t] == PRODUCER_NONE)
-			return g3_bad(msg, msg_len, "tensor %u '%s' is made by no node and is no graph input",
+			return model_bad(msg, msg_len, "tensor %u '%s' is made by no node and is no graph input",
 				      t, d->tensors[t].name);
 		if (!used[t])
-			return g3_bad(msg, msg_len,
+			return model_bad(msg, msg_len,
 				      "tensor %u '%s' is used by no node and is no graph output", t,
 				      d->tensors[t].name);
 	}
@@ -441,7 +428,7 @@ static uint32_t window_out(uint32_t in, uint32_t k, uint32_t dil, uint32_t p0, u
 }
 
 #define NODE_BAD(fmt, ...) \
-	g3_bad(msg, msg_len, "node %u (%s): " fmt, i, rkaccel_graph_op_name(n->op), ##__VA_ARGS__)
+	model_bad(msg, msg_len, "node %u (%s): " fmt, i, rkaccel_graph_op_name(n->op), ##__VA_ARGS__)
 
 static bool window_fields_zero(const struct rkaccel_graph_node *n)
 {
@@ -761,22 +748,22 @@ static int check_node(const struct rkaccel_graph_desc *d, uint32_t i, const int3
 static int check_counts(const struct rkaccel_graph_desc *d, char *msg, size_t msg_len)
 {
 	if (d->batch < 1 || d->batch > RKACCEL_GRAPH_MAX_BATCH)
-		return g3_bad(msg, msg_len, "batch %u out of range 1..%u", d->batch,
+		return model_bad(msg, msg_len, "batch %u out of range 1..%u", d->batch,
 			      RKACCEL_GRAPH_MAX_BATCH);
 	if (d->num_tensors < 2 || d->num_tensors > RKACCEL_GRAPH_MAX_TENSORS || !d->tensors)
-		return g3_bad(msg, msg_len, "num_tensors %u out of range 2..%u (or tensors NULL)",
+		return model_bad(msg, msg_len, "num_tensors %u out of range 2..%u (or tensors NULL)",
 			      d->num_tensors, RKACCEL_GRAPH_MAX_TENSORS);
 	if (d->num_nodes < 1 || d->num_nodes > RKACCEL_GRAPH_MAX_NODES || !d->nodes)
-		return g3_bad(msg, msg_len, "num_nodes %u out of range 1..%u (or nodes NULL)",
+		return model_bad(msg, msg_len, "num_nodes %u out of range 1..%u (or nodes NULL)",
 			      d->num_nodes, RKACCEL_GRAPH_MAX_NODES);
 	if (d->num_inputs < 1 || d->num_inputs > RKACCEL_GRAPH_MAX_IO || !d->inputs)
-		return g3_bad(msg, msg_len, "num_inputs %u out of range 1..%u (or inputs NULL)",
+		return model_bad(msg, msg_len, "num_inputs %u out of range 1..%u (or inputs NULL)",
 			      d->num_inputs, RKACCEL_GRAPH_MAX_IO);
 	if (d->num_outputs < 1 || d->num_outputs > RKACCEL_GRAPH_MAX_IO || !d->outputs)
-		return g3_bad(msg, msg_len, "num_outputs %u out of range 1..%u (or outputs NULL)",
+		return model_bad(msg, msg_len, "num_outputs %u out of range 1..%u (or outputs NULL)",
 			      d->num_outputs, RKACCEL_GRAPH_MAX_IO);
 	if (d->custom && strnlen(d->custom, RKACCEL_GRAPH_MAX_CUSTOM + 1) > RKACCEL_GRAPH_MAX_CUSTOM)
-		return g3_bad(msg, msg_len, "custom string longer than %u bytes",
+		return model_bad(msg, msg_len, "custom string longer than %u bytes",
 			      RKACCEL_GRAPH_MAX_CUSTOM);
 	return 0;
 }
@@ -788,13 +775,13 @@ static int check_inputs(const struct rkaccel_graph_desc *d, char *msg, size_t ms
 		const struct rkaccel_graph_tensor *t = &d->tensors[in->tensor];
 
 		if (!is_q8(t->type))
-			return g3_bad(msg, msg_len, "input %u: tensor '%s' must be int8 or uint8", i,
+			return model_bad(msg, msg_len, "input %u: tensor '%s' must be int8 or uint8", i,
 				      t->name);
 		if (in->channel_order > RKACCEL_CHANNELS_BGR)
-			return g3_bad(msg, msg_len, "input %u: unknown channel order %u", i,
+			return model_bad(msg, msg_len, "input %u: unknown channel order %u", i,
 				      in->channel_order);
 		if (in->channel_order && (t->n_dims != 4 || t->dims[3] != 3))
-			return g3_bad(msg, msg_len,
+			return model_bad(msg, msg_len,
 				      "input %u: channel order RGB/BGR needs an NHWC image of 3 channels", i);
 	}
 	return 0;
@@ -810,7 +797,7 @@ int g3_check_structure(const struct rkaccel_graph_desc *d, char *msg, size_t msg
 	if (msg && msg_len)
 		msg[0] = '\0';
 	if (!d)
-		return g3_bad(msg, msg_len, "graph description is NULL");
+		return model_bad(msg, msg_len, "graph description is NULL");
 	ret = check_counts(d, msg, msg_len);
 	for (uint32_t t = 0; !ret && t < d->num_tensors; t++)
 		ret = check_tensor(d, t, msg, msg_len);
@@ -823,7 +810,7 @@ int g3_check_structure(const struct rkaccel_graph_desc *d, char *msg, size_t msg
 	if (!producer || !used) {
 		free(producer);
 		free(used);
-		g3_bad(msg, msg_len, "out of memory");
+		model_bad(msg, msg_len, "out of memory");
 		return -ENOMEM;
 	}
 	ret = check_producers(d, producer, msg, msg_len);
@@ -836,7 +823,7 @@ int g3_check_structure(const struct rkaccel_graph_desc *d, char *msg, size_t msg
 		weight_bytes += ret ? 0 : g3_weights_size(d, &d->nodes[i]);
 	}
 	if (!ret && weight_bytes > RKACCEL_MODEL_MAX_WEIGHT_BYTES)
-		ret = g3_bad(msg, msg_len, "total weights %llu bytes exceed the limit of %u",
+		ret = model_bad(msg, msg_len, "total weights %llu bytes exceed the limit of %u",
 			     (unsigned long long)weight_bytes, RKACCEL_MODEL_MAX_WEIGHT_BYTES);
 	free(producer);
 	free(used);
@@ -871,10 +858,10 @@ int g3_check_arrays(const struct rkaccel_graph_desc *d, char *msg, size_t msg_le
 		uint32_t c = g3_channels(&d->tensors[in->tensor]);
 
 		if (!in->mean != !in->std)
-			return g3_bad(msg, msg_len, "input %u: mean and std go together", i);
+			return model_bad(msg, msg_len, "input %u: mean and std go together", i);
 		for (uint32_t k = 0; in->mean && k < c; k++)
 			if (!finite(in->mean[k]) || !scale_ok(in->std[k]))
-				return g3_bad(msg, msg_len,
+				return model_bad(msg, msg_len,
 					      "input %u: channel %u: mean %g must be finite, std %g positive normal",
 					      i, k, (double)in->mean[k], (double)in->std[k]);
 	}
