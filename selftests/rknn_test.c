@@ -1340,6 +1340,25 @@ static int run_one(void *img, uint32_t len, int8_t *in, size_t in_len, int8_t *o
 	return ret;
 }
 
+/* An NHWC attribute of a 3.0 file: @name, [@b, H, W, C] of @sh, B slices. */
+static void expect_nhwc_attr(struct __test_metadata *_metadata, const rknn_tensor_attr *a,
+			     const char *name, uint32_t b, const struct rkaccel_tensor_shape *sh)
+{
+	uint32_t slice = sh->height * sh->width * sh->channels;
+
+	EXPECT_STREQ(name, a->name);
+	EXPECT_EQ(4, a->n_dims);
+	EXPECT_EQ(b, a->dims[0]);
+	EXPECT_EQ(sh->height, a->dims[1]);
+	EXPECT_EQ(sh->width, a->dims[2]);
+	EXPECT_EQ(sh->channels, a->dims[3]);
+	EXPECT_EQ(RKNN_TENSOR_NHWC, a->fmt);
+	EXPECT_EQ(b * slice, a->n_elems);
+	EXPECT_EQ(b * slice, a->size);
+	EXPECT_EQ(sh->zero_point, a->zp);
+	EXPECT_EQ(sh->scale, a->scale);
+}
+
 /*
  * A 3.0 file with batch = the cores (3 on RK3588, 2 on RK3576) through
  * rknn_init() without an extension: NHWC attributes with the file's names,
@@ -1398,31 +1417,11 @@ TEST_F(api, graph_file_batch)
 	EXPECT_EQ(1, io.n_output);
 	memset(&a, 0, sizeof(a));
 	ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_INPUT_ATTR, &a, sizeof(a)));
-	EXPECT_STREQ("image", a.name);
-	EXPECT_EQ(4, a.n_dims);
-	EXPECT_EQ(b, a.dims[0]);
-	EXPECT_EQ(si.height, a.dims[1]);
-	EXPECT_EQ(si.width, a.dims[2]);
-	EXPECT_EQ(si.channels, a.dims[3]);
-	EXPECT_EQ(RKNN_TENSOR_NHWC, a.fmt);
+	expect_nhwc_attr(_metadata, &a, "image", b, &si);
 	EXPECT_EQ(RKNN_TENSOR_INT8, a.type);
-	EXPECT_EQ(b * is, a.n_elems);
-	EXPECT_EQ(b * is, a.size);
-	EXPECT_EQ(si.zero_point, a.zp);
-	EXPECT_EQ(si.scale, a.scale);
 	memset(&a, 0, sizeof(a));
 	ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_OUTPUT_ATTR, &a, sizeof(a)));
-	EXPECT_STREQ("features", a.name);
-	EXPECT_EQ(4, a.n_dims);
-	EXPECT_EQ(b, a.dims[0]);
-	EXPECT_EQ(so.height, a.dims[1]);
-	EXPECT_EQ(so.width, a.dims[2]);
-	EXPECT_EQ(so.channels, a.dims[3]);
-	EXPECT_EQ(RKNN_TENSOR_NHWC, a.fmt);
-	EXPECT_EQ(b * os, a.n_elems);
-	EXPECT_EQ(b * os, a.size);
-	EXPECT_EQ(so.zero_point, a.zp);
-	EXPECT_EQ(so.scale, a.scale);
+	expect_nhwc_attr(_metadata, &a, "features", b, &so);
 	memset(&a, 0, sizeof(a));
 	ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, &a, sizeof(a)));
 	EXPECT_STREQ("features", a.name);
