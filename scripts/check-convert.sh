@@ -8,8 +8,9 @@
 # and its top-1, float against the host int8 executor; it prints the line
 # "digits: float top-1 X%, int8 top-1 Y% on N images" once (normal). Then
 # rkaccel-convert: bad options and bad files each refused with a message,
-# and its model files byte for byte digits_int8's. TAP from each; fails if
-# any fails.
+# and its model files byte for byte digits_int8's. Then Python's toolkit
+# class (python/tests/test_toolkit.py over libconvert.so): rkaccel-convert's
+# bytes, and its refusals. TAP from each; fails if any fails.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -67,7 +68,7 @@ t() {
 }
 onnx=models/digits/digits.onnx ds=models/digits/dataset.txt
 echo "TAP version 13"
-echo "1..24"
+echo "1..34"
 t "without arguments" 2 "the ONNX model is missing"
 t "without -o" 2 "-o OUT.rkm is missing" "$onnx" --dataset "$ds"
 t "without --dataset" 2 "--dataset DATASET.txt is missing" "$onnx" -o "$tmp/m.rkm"
@@ -130,4 +131,9 @@ else
 	cat "$tmp/out" "$tmp/info" 2>/dev/null | sed 's/^/#   /' | head -n 12
 	rc=1
 fi
+# Python's rkaccel.toolkit.RKNN over libconvert.so, numbered on from here.
+# The package's __init__ loads librkaccel.so.2: this build's.
+RKACCEL_CONVERT_LIB=$build/convert/libconvert.so \
+	RKACCEL_LIB=$build/$(dpkg --print-architecture)/lib/librkaccel.so.2 PYTHONPATH=python \
+	/usr/bin/python3 python/tests/test_toolkit.py "$conv" $((n + 1)) || rc=1
 exit $rc

@@ -5,7 +5,8 @@
 # initramfs. The protobuf-c code for ONNX is generated here at build time
 # from Debian's libonnx-dev onnx.proto. The model file is written by
 # librkaccel's model unit (lib/model), compiled here for the host.
-#   make -f lib/convert/convert.mk OUT=build/convert          library, tests, rkaccel-convert
+#   make -f lib/convert/convert.mk OUT=build/convert          library, tests, rkaccel-convert,
+#                                                             libconvert.so (Python's toolkit)
 #   make -f lib/convert/convert.mk OUT=build/convert-san SAN=1  with ASan/UBSan
 
 SRC_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
@@ -31,7 +32,16 @@ MODEL_OBJS := $(patsubst $(TOP)/lib/model/%.c,$(OUT)/obj/model/%.o,$(MODEL_SRCS)
 TEST_SRCS := $(filter-out %/digits_int8.c,$(wildcard $(SRC_DIR)/tests/*.c))
 LIBS_CV := $(OUT)/libconvert.a $(MODEL_OBJS) -lprotobuf-c -lpng -ljpeg -lm
 
+# libconvert.so: the same objects built PIC, for python/rkaccel/toolkit.py
+# (ctypes); only cv_convert_file() is exported. Not under ASan (Python does
+# not preload its runtime).
+PIC_OBJS := $(patsubst $(OUT)/obj/%,$(OUT)/pic/%,$(LIB_OBJS) $(MODEL_OBJS))
+CFLAGS_PIC := -fPIC -fvisibility=hidden
+
 all: $(OUT)/libconvert.a $(OUT)/convert_test $(OUT)/digits_int8 $(OUT)/rkaccel-convert
+ifneq ($(SAN),1)
+all: $(OUT)/libconvert.so
+endif
 
 # onnx.proto is copied so protoc-c names the output onnx.pb-c.[ch].
 $(OUT)/gen/onnx.pb-c.c $(OUT)/gen/onnx.pb-c.h: $(ONNX_PROTO)
@@ -52,6 +62,23 @@ $(OUT)/obj/model/%.o: $(TOP)/lib/model/%.c $(wildcard $(TOP)/lib/model/*.h) \
 		$(TOP)/lib/include/rkaccel.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_CV) -D_GNU_SOURCE -I$(TOP)/lib/model -c -o $@ $<
+
+$(OUT)/pic/onnx.pb-c.o: $(OUT)/gen/onnx.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -Werror -Wextra,$(CFLAGS_CV)) $(CFLAGS_PIC) -c -o $@ $<
+
+$(OUT)/pic/%.o: $(SRC_DIR)/%.c $(wildcard $(SRC_DIR)/*.h) $(OUT)/gen/onnx.pb-c.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_CV) $(CFLAGS_PIC) -c -o $@ $<
+
+$(OUT)/pic/model/%.o: $(TOP)/lib/model/%.c $(wildcard $(TOP)/lib/model/*.h) \
+		$(TOP)/lib/include/rkaccel.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_CV) $(CFLAGS_PIC) -D_GNU_SOURCE -I$(TOP)/lib/model -c -o $@ $<
+
+$(OUT)/libconvert.so: $(PIC_OBJS)
+	$(CC) -shared -Wl,-z,defs -Wl,-soname,libconvert.so -o $@ $^ \
+		-lprotobuf-c -lpng -ljpeg -lm
 
 $(OUT)/libconvert.a: $(LIB_OBJS)
 	rm -f $@

@@ -144,4 +144,18 @@ int cv_convert(const char *onnx, const char *dataset, const struct cv_quant_opts
 int cv_save_graph(const struct cv_graph *g, const struct cv_lowered *l, uint32_t batch,
 		  const char *custom, const char *path, char *msg, size_t msg_len);
 
+/* --- convert_api.c: the whole flow to a file (rkaccel-convert, libconvert.so) --- */
+
+/*
+ * @onnx and @dataset to the model file @out: cv_convert() with @algo (enum
+ * cv_algo) and @per_layer, then format 2.0 when @batch is 0 and @custom NULL,
+ * else 3.0 with batch @batch (0 meaning 1) and @custom. 0 with a summary
+ * ("N layers, HxWxC int8 in, O out") in @msg; -EINVAL when an option, the
+ * model or the dataset is refused (the diagnostics in @msg, one a line); any
+ * other -errno when @out could not be written ("OUT: cannot write ..." in @msg).
+ */
+int cv_convert_file(const char *onnx, const char *dataset, int algo, int per_layer,
+		    unsigned int batch, const char *custom, const char *out, char *msg,
+		    size_t msg_len);
+
 #endif

@@ -2,10 +2,12 @@
 /*
  * rkaccel-convert: an ONNX model to an int8 rkaccel model file on the host,
  * with post-training quantization over a toolkit-style dataset.txt. The
- * whole flow is lib/convert's cv_convert(), the call digits_int8 makes too,
- * so both write the same bytes. Host only: lib/convert needs protobuf-c,
- * which the arm64 static build lacks (lib/convert/convert.mk builds it).
+ * whole flow is lib/convert's cv_convert_file() (cv_convert(), the call
+ * digits_int8 makes too, then the save), which Python's toolkit class calls
+ * through libconvert.so too. Host only: lib/convert needs protobuf-c, which
+ * the arm64 static build lacks (lib/convert/convert.mk builds it).
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,32 +158,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 	return 0;
 }
 
-/* The 2.0 file, or with --batch/--custom-string the 3.0 one; 0 or -errno. */
-static int write_model(const struct args *a, const struct cv_graph *g,
-		       const struct cv_lowered *lw)
-{
-	char msg[256];
-	int rc;
-
-	if (!a->batch && !a->custom) {
-		rc = rkaccel_model_save(&lw->desc, a->out);
-		if (rc)
-			fprintf(stderr, PROG ": %s: cannot write the model: %s\n", a->out,
-				strerror(-rc));
-		return rc;
-	}
-	rc = cv_save_graph(g, lw, a->batch ? a->batch : 1, a->custom, a->out, msg, sizeof(msg));
-	if (rc)
-		fprintf(stderr, PROG ": %s: cannot write the model: %s\n", a->out, msg);
-	return rc;
-}
-
 int main(int argc, char **argv)
 {
 	struct args a = { .opts = { CV_ALGO_NORMAL, false } };
-	struct cv_diag d = { 0 };
-	struct cv_graph *g = NULL;
-	struct cv_lowered lw;
+	char msg[4096];
 	int rc;
 
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -193,20 +173,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "Try '" PROG " --help'.\n");
 		return rc;
 	}
-	if (cv_convert(a.model, a.dataset, &a.opts, &g, &lw, &d)) {
-		fprintf(stderr, "%s", d.text ? d.text : PROG ": conversion failed\n");
-		cv_diag_free(&d);
+	/* The one path libconvert.so gives Python too (lib/convert/convert_api.c). */
+	rc = cv_convert_file(a.model, a.dataset, a.opts.algo, a.opts.per_layer, a.batch, a.custom,
+			     a.out, msg, sizeof(msg));
+	if (rc) {
+		/* -EINVAL: the model or dataset refused, its diagnostics as they are. */
+		fprintf(stderr, "%s%s", rc == -EINVAL ? "" : PROG ": ", msg);
 		return 1;
 	}
-	cv_diag_free(&d);
-	rc = write_model(&a, g, &lw);
-	if (!rc)
-		printf("%s -> %s: %u layers, %ux%ux%u int8 in, %u out (%s, %s, %s %u)\n", a.model,
-		       a.out, lw.desc.num_layers, (unsigned)lw.in_h, (unsigned)lw.in_w,
-		       (unsigned)lw.in_c, lw.desc.layers[lw.desc.num_layers - 1].out_features,
-		       cv_algo_name(a.opts.algo), a.opts.per_layer ? "per layer" : "per channel",
-		       a.batch ? "format 3.0, batch" : "format 2.0, batch", a.batch ? a.batch : 1);
-	cv_lowered_free(&lw);
-	cv_graph_free(g);
-	return rc ? 1 : 0;
+	printf("%s -> %s: %s (%s, %s, %s %u)\n", a.model, a.out, msg, cv_algo_name(a.opts.algo),
+	       a.opts.per_layer ? "per layer" : "per channel",
+	       a.batch ? "format 3.0, batch" : "format 2.0, batch", a.batch ? a.batch : 1);
+	return 0;
 }

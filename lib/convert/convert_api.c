@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The converter's one entry point for other programs: an ONNX file and a
+ * dataset.txt to a model file, as rkaccel-convert does it. The tool and the
+ * Python toolkit class (python/rkaccel/toolkit.py, through libconvert.so)
+ * both call it, so both write the same bytes for the same options.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "quant.h"
+
+/* The 2.0 file, or with a batch or a custom string the 3.0 one; 0 or -errno. */
+static int save(const struct cv_graph *g, const struct cv_lowered *lw, unsigned int batch,
+		const char *custom, const char *out, char *msg, size_t msg_len)
+{
+	char why[256];
+	int rc;
+
+	if (!batch && !custom) {
+		rc = rkaccel_model_save(&lw->desc, out);
+		if (rc)
+			snprintf(why, sizeof(why), "%s", strerror(-rc));
+	} else {
+		rc = cv_save_graph(g, lw, batch ? batch : 1, custom, out, why, sizeof(why));
+	}
+	if (rc) {
+		snprintf(msg, msg_len, "%s: cannot write the model: %s\n", out, why);
+		/* -EINVAL is kept for refused inputs (see quant.h). */
+		return rc == -EINVAL ? -EIO : rc;
+	}
+	snprintf(msg, msg_len, "%u layers, %ux%ux%u int8 in, %u out", lw->desc.num_layers,
+		 (unsigned int)lw->in_h, (unsigned int)lw->in_w, (unsigned int)lw->in_c,
+		 lw->desc.layers[lw->desc.num_layers - 1].out_features);
+	return 0;
+}
+
+__attribute__((visibility("default")))
+int cv_convert_file(const char *onnx, const char *dataset, int algo, int per_layer,
+		    unsigned int batch, const char *custom, const char *out, char *msg,
+		    size_t msg_len)
+{
+	struct cv_quant_opts o = { CV_ALGO_NORMAL, per_layer != 0 };
+	struct cv_diag d = { 0 };
+	struct cv_graph *g = NULL;
+	struct cv_lowered lw;
+	int rc;
+
+	if (!onnx || !dataset || !out || !msg || !msg_len)
+		return -EINVAL;
+	if (algo < CV_ALGO_NORMAL || algo > CV_ALGO_KL || batch > RKACCEL_GRAPH_MAX_BATCH ||
+	    (custom && strlen(custom) > RKACCEL_GRAPH_MAX_CUSTOM)) {
+		snprintf(msg, msg_len, "algorithm %d, batch %u or custom string out of range\n",
+			 algo, batch);
+		return -EINVAL;
+	}
+	o.algo = (enum cv_algo)algo;
+	if (cv_convert(onnx, dataset, &o, &g, &lw, &d)) {
+		snprintf(msg, msg_len, "%s", d.text ? d.text : "conversion failed\n");
+		cv_diag_free(&d);
+		return -EINVAL;
+	}
+	cv_diag_free(&d);
+	rc = save(g, &lw, batch, custom, out, msg, msg_len);
+	cv_lowered_free(&lw);
+	cv_graph_free(g);
+	return rc;
+}
