@@ -183,6 +183,6 @@ int main(int argc, char **argv)
 	}
 	printf("%s -> %s: %s (%s, %s, %s %u)\n", a.model, a.out, msg, cv_algo_name(a.opts.algo),
 	       a.opts.per_layer ? "per layer" : "per channel",
-	       a.batch ? "format 3.0, batch" : "format 2.0, batch", a.batch ? a.batch : 1);
+	       a.batch || a.custom ? "format 3.0, batch" : "format 2.0, batch", a.batch ? a.batch : 1);
 	return 0;
 }
