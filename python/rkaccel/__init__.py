@@ -31,8 +31,19 @@ _BUF_OUTPUT = 3
 
 
 def _load():
-    path = os.environ.get("RKACCEL_LIB") or "librkaccel.so.2"
-    return ctypes.CDLL(path, use_errno=True)
+    path = os.environ.get("RKACCEL_LIB")
+    if path:
+        return ctypes.CDLL(path, use_errno=True)
+    try:
+        return ctypes.CDLL("librkaccel.so.2", use_errno=True)
+    except OSError:
+        # Not installed: the library `make` built in this checkout, if any.
+        arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(os.uname().machine, "")
+        here = os.path.dirname(os.path.abspath(__file__))
+        built = os.path.join(here, "..", "..", "build", arch, "lib", "librkaccel.so.2")
+        if arch and os.path.exists(built):
+            return ctypes.CDLL(built, use_errno=True)
+        raise
 
 
 _lib = _load()
