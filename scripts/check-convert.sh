@@ -68,7 +68,7 @@ t() {
 }
 onnx=models/digits/digits.onnx ds=models/digits/dataset.txt
 echo "TAP version 13"
-echo "1..34"
+echo "1..35"
 t "without arguments" 2 "the ONNX model is missing"
 t "without -o" 2 "-o OUT.rkm is missing" "$onnx" --dataset "$ds"
 t "without --dataset" 2 "--dataset DATASET.txt is missing" "$onnx" -o "$tmp/m.rkm"
@@ -94,6 +94,8 @@ t "a missing dataset" 1 "none.txt: cannot open the dataset file" "$onnx" -o "$tm
 	--dataset "$tmp/none.txt"
 t "an unwritable output" 1 "$tmp/no/m.rkm: cannot write the model" "$onnx" -o "$tmp/no/m.rkm" \
 	--dataset "$ds"
+t "an unwritable 3.0 output" 1 "^rkaccel-convert: $tmp/no/m.rkm: cannot write the model: No such file" \
+	"$onnx" -o "$tmp/no/m.rkm" --dataset "$ds" --batch 3
 n=$((n + 1))
 if [ ! -e "$tmp/m.rkm" ] && [ ! -e "$tmp/n.rkm" ]; then
 	echo "ok $n - rkaccel-convert: no refusal wrote a model file"

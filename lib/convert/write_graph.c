@@ -72,7 +72,7 @@ int cv_save_graph(const struct cv_graph *g, const struct cv_lowered *l, uint32_t
 	if (!ret) {
 		ret = rkaccel_graph_save(&d, path);
 		if (ret)
-			snprintf(msg, msg_len, "%s: %s", path, strerror(-ret));
+			snprintf(msg, msg_len, "%s", strerror(-ret));
 	}
 	free(ts);
 	rkaccel_graph_free(g3);
