@@ -844,7 +844,7 @@ TEST_F(api, zero_copy)
 		EXPECT_EQ(RKNN_TENSOR_MEMORY_FLAGS_ALLOC_INSIDE, im->flags);
 		/* Bad bindings. */
 		EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_io_mem(self->ctx, im, NULL));
-		EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_io_mem(self->ctx, im, &ra));
+		EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_io_mem(self->ctx, tiny, &ra));
 		EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_io_mem(self->ctx, tiny, &ia));
 		im->offset = 64;
 		EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_io_mem(self->ctx, im, &ia));
@@ -888,6 +888,107 @@ TEST_F(api, zero_copy)
 		EXPECT_EQ(0, rknn_destroy_mem(self->ctx, im));
 		EXPECT_EQ(0, rknn_destroy_mem(self->ctx, om));
 		EXPECT_EQ(0, rknn_destroy_mem(self->ctx, tiny));
+		ASSERT_EQ(0, rknn_destroy(self->ctx));
+		self->ctx = 0;
+	}
+}
+
+/*
+ * rknn_set_io_mem with the ordinary attributes, as the SDK's create-mem demo
+ * binds them: the native input attribute made FLOAT32 (or INT8) UNDEFINED,
+ * the output FLOAT32 in n_elems * 4 bytes; every run converts both. Batch 1
+ * and 3, every slice against the CPU reference; a native binding replaces a
+ * converted one; bound memory cannot be destroyed; what cannot be converted
+ * is refused.
+ */
+TEST_F(api, zero_copy_converted)
+{
+	rknn_tensor_attr ia, oa, na;
+	rknn_tensor_mem *im, *om, *i8, *o8;
+	float want[OUT_SIZE * 3];
+	int8_t out[OUT_SIZE * 3];
+	uint32_t b, i;
+
+	for (b = 1; b <= 3; b += 2) {
+		ASSERT_EQ(0, init_batch(self, &self->ctx, b));
+		memset(&ia, 0, sizeof(ia));
+		memset(&oa, 0, sizeof(oa));
+		memset(&na, 0, sizeof(na));
+		ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, &ia, sizeof(ia)));
+		ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_OUTPUT_ATTR, &oa, sizeof(oa)));
+		ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, &na, sizeof(na)));
+		ASSERT_EQ(b * OUT_SIZE, oa.n_elems);
+		ia.type = RKNN_TENSOR_FLOAT32;
+		ia.fmt = RKNN_TENSOR_UNDEFINED;
+		ia.pass_through = 0;
+		oa.type = RKNN_TENSOR_FLOAT32;
+		im = rknn_create_mem(self->ctx, b * IN_SIZE * sizeof(float) + 4);
+		om = rknn_create_mem(self->ctx, oa.n_elems * sizeof(float));
+		i8 = rknn_create_mem(self->ctx, b * IN_SIZE);
+		o8 = rknn_create_mem(self->ctx, oa.n_elems);
+		ASSERT_NE(NULL, im);
+		ASSERT_NE(NULL, om);
+		ASSERT_NE(NULL, i8);
+		ASSERT_NE(NULL, o8);
+		/* Too small, types and formats that are not converted. */
+		EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_io_mem(self->ctx, i8, &ia));
+		ia.type = RKNN_TENSOR_FLOAT16;
+		EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_io_mem(self->ctx, im, &ia));
+		ia.type = RKNN_TENSOR_FLOAT32;
+		ia.fmt = RKNN_TENSOR_NC1HWC2;
+		EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_io_mem(self->ctx, im, &ia));
+		ia.fmt = RKNN_TENSOR_UNDEFINED;
+		oa.type = RKNN_TENSOR_UINT8;
+		EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_io_mem(self->ctx, o8, &oa));
+		oa.type = RKNN_TENSOR_FLOAT32;
+		EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_io_mem(self->ctx, o8, &oa));
+		/* FLOAT32 both ways, the input 4 bytes into its memory. */
+		im->offset = 4;
+		ASSERT_EQ(0, rknn_set_io_mem(self->ctx, im, &ia));
+		ASSERT_EQ(0, rknn_set_io_mem(self->ctx, om, &oa));
+		EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_destroy_mem(self->ctx, im));
+		EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_destroy_mem(self->ctx, om));
+		rkaccel_dequantize(self->in, b * IN_SIZE, ia.scale, ia.zp,
+				   (float *)((uint8_t *)im->virt_addr + 4));
+		rkaccel_dequantize(self->ref, b * OUT_SIZE, oa.scale, oa.zp, want);
+		memset(om->virt_addr, 0, oa.n_elems * sizeof(float));
+		ASSERT_EQ(0, rknn_run(self->ctx, NULL));
+		EXPECT_EQ(0, memcmp(om->virt_addr, want, oa.n_elems * sizeof(float)))
+			TH_LOG("batch %u: FLOAT32 output", b);
+		/* INT8 row-major both ways: the reference's bytes. */
+		ia.type = RKNN_TENSOR_INT8;
+		oa.type = RKNN_TENSOR_INT8;
+		ASSERT_EQ(0, rknn_set_io_mem(self->ctx, i8, &ia));
+		ASSERT_EQ(0, rknn_set_io_mem(self->ctx, o8, &oa));
+		EXPECT_EQ(0, rknn_destroy_mem(self->ctx, im)) TH_LOG("rebound memory still held");
+		EXPECT_EQ(0, rknn_destroy_mem(self->ctx, om));
+		memcpy(i8->virt_addr, self->in, b * IN_SIZE);
+		memset(o8->virt_addr, 0, oa.n_elems);
+		ASSERT_EQ(0, rknn_run(self->ctx, NULL));
+		for (i = 0; i < b; i++)
+			EXPECT_EQ(0, memcmp((int8_t *)o8->virt_addr + i * OUT_SIZE,
+					    self->ref + i * OUT_SIZE, OUT_SIZE))
+				TH_LOG("batch %u slice %u: INT8 output", b, i);
+		/* The native output attribute replaces the converted binding. */
+		om = rknn_create_mem(self->ctx, na.size_with_stride);
+		ASSERT_NE(NULL, om);
+		ASSERT_EQ(0, rknn_set_io_mem(self->ctx, om, &na));
+		EXPECT_EQ(0, rknn_destroy_mem(self->ctx, o8));
+		memset(om->virt_addr, 0x5a, na.size_with_stride);
+		ASSERT_EQ(0, rknn_run(self->ctx, NULL));
+		for (i = 0; i < b; i++) {
+			ASSERT_EQ(0, rkaccel_from_native((uint8_t *)om->virt_addr + i * na.size / b,
+							 na.size / b, ROWS, 10, 1,
+							 out + i * OUT_SIZE));
+			EXPECT_EQ(0, memcmp(out + i * OUT_SIZE, self->ref + i * OUT_SIZE, OUT_SIZE))
+				TH_LOG("batch %u slice %u: native output", b, i);
+		}
+		ASSERT_EQ(0, rknn_set_io_mem(self->ctx, NULL, &na));
+		ASSERT_EQ(0, rknn_set_io_mem(self->ctx, NULL, &ia));
+		EXPECT_EQ(0, rknn_destroy_mem(self->ctx, om));
+		EXPECT_EQ(0, rknn_destroy_mem(self->ctx, i8));
+		/* Unbound: nothing to run on. */
+		EXPECT_EQ(RKNN_ERR_INPUT_INVALID, rknn_run(self->ctx, NULL));
 		ASSERT_EQ(0, rknn_destroy(self->ctx));
 		self->ctx = 0;
 	}

@@ -573,7 +573,7 @@ static void file_attr(const struct rknn_file_tensor *f, const struct rkaccel_ten
 	a->size_with_stride = a->size;
 }
 
-static void fill_attr(const struct rknn_ctx *c, int output, int native, rknn_tensor_attr *a)
+void fill_attr(const struct rknn_ctx *c, int output, int native, rknn_tensor_attr *a)
 {
 	const struct rkaccel_tensor_attr *t = output ? &c->out_attr : &c->in_attr;
 	uint32_t elem = output ? c->out_bytes : 1;
@@ -786,7 +786,7 @@ static int nchw_to_nhwc(struct rknn_ctx *c)
 }
 
 /* One input into c->in, converted to the model's int8. */
-static int set_input(struct rknn_ctx *c, const rknn_input *in)
+int set_input(struct rknn_ctx *c, const rknn_input *in)
 {
 	size_t n = c->in_attr.size, i;
 	float scale = c->in_attr.scale;
@@ -965,11 +965,16 @@ int rknn_run(rknn_context context, rknn_run_extend *extend)
 		ret = RKNN_ERR_PARAM_INVALID;
 		goto out;
 	}
-	if (!c->in_set && !c->bound[0]) {
+	if (!c->in_set && !c->bound[0] && !c->conv[0]) {
 		ret = RKNN_ERR_INPUT_INVALID;
 		goto out;
 	}
 	t0 = now_us();
+	if (c->conv[0]) {
+		ret = io_mem_input(c);
+		if (ret)
+			goto out;
+	}
 	if (c->npin)
 		ret = rknn_err(run_pinned(c));
 	else if (c->bound[0])
@@ -988,6 +993,8 @@ int rknn_run(rknn_context context, rknn_run_extend *extend)
 				c->out_features, c->out_bytes, (uint8_t *)c->out + i * os));
 	}
 	c->out_valid = !ret && !(c->bound[0] && c->bound[1]);
+	if (c->out_valid && c->conv[1])
+		ret = io_mem_output(c);
 	if (!ret) {
 		c->last_us = now_us() - t0;
 		c->frames++;
@@ -1000,7 +1007,7 @@ out:
 }
 
 /* One output of the last run into @o. */
-static int get_output(struct rknn_ctx *c, rknn_output *o)
+int get_output(struct rknn_ctx *c, rknn_output *o)
 {
 	size_t n = c->out_attr.size / c->out_bytes, i;
 	size_t need = o->want_float ? n * sizeof(float) : c->out_attr.size;
@@ -1090,49 +1097,6 @@ int rknn_outputs_release(rknn_context context, uint32_t n_ouputs, rknn_output ou
 		free(a->buf);
 		free(a);
 		outputs[i].buf = NULL;
-	}
-out:
-	ctx_put(c);
-	return ret;
-}
-
-int rknn_set_io_mem(rknn_context ctx, rknn_tensor_mem *mem, rknn_tensor_attr *attr)
-{
-	struct rknn_ctx *c = ctx_get(ctx);
-	rknn_tensor_attr want;
-	uint32_t k;
-	int out, ret;
-
-	if (!c)
-		return RKNN_ERR_CTX_INVALID;
-	if (!attr || attr->index != 0 || attr->fmt != RKNN_TENSOR_NC1HWC2 ||
-	    (mem && (!mem_live(mem) || mem->offset < 0))) {
-		ret = RKNN_ERR_PARAM_INVALID;
-		goto out;
-	}
-	/* Input or output: the native attributes tell them apart by name. */
-	out = !strcmp(attr->name, c->file.graph ? c->file.io[1].name : "output");
-	fill_attr(c, out, 1, &want);
-	if (strcmp(attr->name, want.name) || attr->size_with_stride != want.size_with_stride ||
-	    (mem && (uint64_t)mem->offset + want.size_with_stride >
-		    rkaccel_mem_size(mem_of(mem)))) {
-		ret = RKNN_ERR_PARAM_INVALID;
-		goto out;
-	}
-	ret = rknn_err(rkaccel_ctx_set_io_mem(c->ctx, out ? RKACCEL_BUF_OUTPUT : RKACCEL_BUF_INPUT,
-					      mem ? mem_of(mem) : NULL,
-					      mem ? (size_t)mem->offset : 0));
-	/*
-	 * The other pinned contexts (rknn_set_batch_core_num()) are bound slice
-	 * by slice when the batch runs; they let go of the old memory now, which
-	 * may be destroyed once unbound here.
-	 */
-	for (k = 1; !ret && k < c->npin; k++)
-		ret = rknn_err(rkaccel_ctx_set_io_mem(c->pin[k], out ? RKACCEL_BUF_OUTPUT :
-								       RKACCEL_BUF_INPUT, NULL, 0));
-	if (!ret) {
-		c->bound[out] = mem;
-		c->bound_off[out] = mem ? (size_t)mem->offset : 0;
 	}
 out:
 	ctx_put(c);

@@ -53,6 +53,12 @@ struct rknn_ctx {
 	int64_t last_us;
 	rknn_tensor_mem *bound[2];	/* zero-copy input, output */
 	size_t bound_off[2];		/* their offsets when bound */
+	/* memory bound with ordinary attributes: converted at each run (rknn_io_mem.c) */
+	rknn_tensor_mem *conv[2];
+	size_t conv_off[2];
+	rknn_tensor_type conv_type[2];
+	rknn_tensor_format conv_fmt[2];
+	uint8_t conv_pass[2];
 	struct rknn_out_alloc *allocs;	/* outputs_get() buffers not yet released */
 	uint32_t core_num;		/* of rknn_set_batch_core_num(), 0 if never set */
 	uint32_t npin;			/* contexts in pin[], 0: librkaccel's batch */
@@ -84,6 +90,15 @@ int dev_get(void);
 void dev_put(void);
 struct rknn_ctx *ctx_get(rknn_context id);
 void ctx_put(struct rknn_ctx *c);
+
+/* rknn_api.c: attributes, and one input or output converted as the SDK does. */
+void fill_attr(const struct rknn_ctx *c, int output, int native, rknn_tensor_attr *a);
+int set_input(struct rknn_ctx *c, const rknn_input *in);
+int get_output(struct rknn_ctx *c, rknn_output *o);
+
+/* rknn_io_mem.c: converted bindings, before and after a run. */
+int io_mem_input(struct rknn_ctx *c);
+int io_mem_output(struct rknn_ctx *c);
 
 /* The registered mem behind @m, NULL when @m is not a live one; g_lock held. */
 struct rknn_mem_priv *mem_find_locked(const rknn_tensor_mem *m);

@@ -225,7 +225,7 @@ static int mem_bound_locked(const rknn_tensor_mem *m)
 	struct rknn_ctx *o;
 
 	for (o = g_ctxs; o; o = o->next)
-		if (o->bound[0] == m || o->bound[1] == m)
+		if (o->bound[0] == m || o->bound[1] == m || o->conv[0] == m || o->conv[1] == m)
 			return 1;
 	return 0;
 }
