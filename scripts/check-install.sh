@@ -172,7 +172,7 @@ rknn_header_syms() {
 # existing file; a program linked with -lrknnrt needs librknnrt.so and runs
 # on the installed copy (no device needed for the refusals it calls).
 rknn_shared() {
-	local lib=$tmp/usr/lib so f
+	local lib=$tmp/usr/lib so f ret
 	rknn_header_syms > "$tmp/rknn_header"
 	[ "$(wc -l < "$tmp/rknn_header")" = 23 ] ||
 		{ echo "rknn_api.h declares $(wc -l < "$tmp/rknn_header") functions, not 23"; return 1; }
@@ -214,9 +214,18 @@ rknn_shared() {
 		{ echo "the program does not need librknnrt.so"; return 1; }
 	[ "$(LD_LIBRARY_PATH=$lib "$tmp/r" 2>/dev/null)" = "-6 INT8" ] ||
 		{ echo "the -lrknnrt program did not run on librknnrt.so"; return 1; }
+	# A program in the shape of the SDK's examples, built from outside the
+	# tree as a board user builds one: the installed header, -lrknnrt.
+	mkdir -p "$tmp/ext"
+	cp "$top/selftests/rknn_sdk_example.c" "$tmp/ext/main.c"
+	(cd "$tmp/ext" && gcc -std=c11 -Wall -Wextra -Werror -o example main.c \
+		-I"$tmp/usr/include" -L"$lib" -Wl,-rpath-link,"$lib" -lrknnrt -lpthread) ||
+		{ echo "the SDK-shaped example does not build against the installed header"; return 1; }
+	LD_LIBRARY_PATH=$lib "$tmp/ext/example" >/dev/null 2>&1; ret=$?
+	[ "$ret" = 2 ] || { echo "the example built outside the tree: exit $ret, not its usage's 2"; return 1; }
 	echo "librkaccel-rknn.so.$rknn_version and librknnrt.so: 23 functions of rknn_api.h" \
 		"exported, sonames right; librknnrt.so only on request, not over a vendor's;" \
-		"a -lrknnrt program runs on it"
+		"a -lrknnrt program runs on it; selftests/rknn_sdk_example.c builds outside the tree"
 }
 
 # librkaccel.a: its globals are rkaccel.h's functions alone, so a static

@@ -21,7 +21,9 @@
  * A file with its batch in it (format 3.0, rkaccel-convert --batch B: the
  * input's dims[0] is B > 1) runs as the SDK runs such a file: rknn_init
  * with no extension, one NHWC input and one output of B slices, one
- * rknn_run; --batch, if given, must be B.
+ * rknn_run; --batch, if given, must be B. Then once more as the SDK's
+ * create-mem demo does it: memory bound with rknn_set_io_mem, the input
+ * NHWC, the output FLOAT32.
  *
  * usage: rknn_sdk_example MODEL [--batch B] [--input FILE] [--expect FILE]
  */
@@ -121,6 +123,82 @@ static int check(const char *what, const unsigned char *out, const unsigned char
 	return bad;
 }
 
+/*
+ * The same batch as the SDK's create-mem demo binds it: the native input
+ * attribute made NHWC of the model's type in memory of its
+ * size_with_stride, the output attribute made FLOAT32 in memory of n_elems
+ * floats, one rknn_run. Every float must be the expected byte dequantized
+ * with the output's scale and zero point.
+ */
+static float expected_float(const rknn_tensor_attr *a, rknn_tensor_type type,
+			    const unsigned char *expect, size_t i)
+{
+	int32_t q;
+
+	if (type == RKNN_TENSOR_INT8)
+		return (float)((signed char)expect[i] - a->zp) * a->scale;
+	memcpy(&q, expect + i * sizeof(q), sizeof(q));
+	return (float)q * a->scale;	/* int32 accumulators: zero point 0 */
+}
+
+static int run_create_mem(rknn_context ctx, const rknn_tensor_attr *in_attr,
+			  const unsigned char *in, const unsigned char *expect, unsigned int *tap)
+{
+	rknn_tensor_attr ia, oa;
+	rknn_tensor_mem *im = NULL, *om = NULL;
+	rknn_tensor_type out_type;
+	uint32_t batch, slice, i, k;
+	int ret, bad = 0;
+
+	memset(&ia, 0, sizeof(ia));
+	memset(&oa, 0, sizeof(oa));
+	ret = rknn_query(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, &ia, sizeof(ia));
+	if (!ret)
+		ret = rknn_query(ctx, RKNN_QUERY_OUTPUT_ATTR, &oa, sizeof(oa));
+	if (ret < 0)
+		goto out;
+	out_type = oa.type;
+	ia.fmt = RKNN_TENSOR_NHWC;
+	ia.pass_through = 0;
+	oa.type = RKNN_TENSOR_FLOAT32;
+	im = rknn_create_mem(ctx, ia.size_with_stride);
+	om = rknn_create_mem(ctx, oa.n_elems * sizeof(float));
+	if (!im || !om) {
+		ret = RKNN_ERR_MALLOC_FAIL;
+		goto out;
+	}
+	memcpy(im->virt_addr, in, in_attr->size);
+	ret = rknn_set_io_mem(ctx, im, &ia);
+	if (!ret)
+		ret = rknn_set_io_mem(ctx, om, &oa);
+	if (!ret)
+		ret = rknn_run(ctx, NULL);
+	if (ret < 0) {
+		printf("create-mem run error ret=%d\n", ret);
+		goto out;
+	}
+	batch = oa.dims[0];
+	slice = oa.n_elems / batch;
+	for (i = 0; expect && i < batch; i++) {
+		const float *f = (const float *)om->virt_addr + (size_t)i * slice;
+		int same = 1;
+
+		for (k = 0; k < slice; k++)
+			same &= f[k] == expected_float(&oa, out_type, expect, (size_t)i * slice + k);
+		printf("%sok %u rknn_sdk_example.create_mem_slice_%u_float_exact\n",
+		       same ? "" : "not ", ++*tap, i);
+		bad |= !same;
+	}
+	rknn_set_io_mem(ctx, NULL, &ia);
+	rknn_set_io_mem(ctx, NULL, &oa);
+out:
+	if (im)
+		rknn_destroy_mem(ctx, im);
+	if (om)
+		rknn_destroy_mem(ctx, om);
+	return ret < 0 ? 1 : bad;
+}
+
 /* The batch of a file that carries one (dims[0] of an NHWC input), else 0. */
 static uint32_t file_batch(const rknn_tensor_attr *a)
 {
@@ -156,9 +234,12 @@ static int run_file_batch(rknn_context ctx, const rknn_tensor_attr *in_attr,
 		bad = 1;
 	} else if (expect) {
 		bad = check("file_batch", bout.buf, expect, batch, out_attr->size / batch, tap);
-		printf("1..%u\n", *tap);
 	}
 	rknn_outputs_release(ctx, 1, &bout);
+	if (out_attr->type == RKNN_TENSOR_INT8 || out_attr->type == RKNN_TENSOR_INT32)
+		bad |= run_create_mem(ctx, in_attr, in, expect, tap);
+	if (expect)
+		printf("1..%u\n", *tap);
 	return bad;
 }
 
