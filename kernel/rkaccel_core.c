@@ -222,14 +222,30 @@ int rkaccel_core_sched_init(struct rkaccel_core *core)
 	return drm_sched_init(&core->sched, &args);
 }
 
-void rkaccel_core_sched_fini(struct rkaccel_core *core)
+/**
+ * rkaccel_core_quiesce - wait for the core's recovery and completion work.
+ * @core: the core, its queue stopped and no job on it.
+ *
+ * A job that failed or hung is off the core (core->job is NULL) before
+ * fault_work or the watchdog resets the core; a polled chain ends in
+ * poll_work. Before the core is powered off or freed, all of it must have
+ * run: none is queued again while no job runs.
+ */
+void rkaccel_core_quiesce(struct rkaccel_core *core)
 {
-	cancel_delayed_work_sync(&core->watchdog);
+	/* a pending watchdog runs now and finds no job */
+	flush_delayed_work(&core->watchdog);
 	flush_work(&core->fault_work);
 	/* the work may arm the timer again: timer, work, timer */
 	hrtimer_cancel(&core->poll);
 	cancel_work_sync(&core->poll_work);
 	hrtimer_cancel(&core->poll);
+}
+
+void rkaccel_core_sched_fini(struct rkaccel_core *core)
+{
+	cancel_delayed_work_sync(&core->watchdog);
+	rkaccel_core_quiesce(core);
 	drm_sched_fini(&core->sched);
 }
 

@@ -162,6 +162,7 @@ struct rkaccel_core *rkaccel_core_create(struct rkaccel_device *rdev, unsigned i
 					 const struct rkaccel_reg_ops *ops, void *backend);
 int rkaccel_core_sched_init(struct rkaccel_core *core);
 void rkaccel_core_sched_fini(struct rkaccel_core *core);
+void rkaccel_core_quiesce(struct rkaccel_core *core);
 u32 rkaccel_core_task_con(const struct rkaccel_core *core, u32 task_count);
 void rkaccel_core_start_task(struct rkaccel_core *core, const struct drm_rkaccel_task *t);
 void rkaccel_core_irq(struct rkaccel_core *core, u32 bits);

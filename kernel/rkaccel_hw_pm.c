@@ -84,7 +84,11 @@ static int rkaccel_hw_runtime_resume(struct device *dev)
 	return 0;
 }
 
-/* Stop feeding the core and wait for the job it runs, if any. */
+/*
+ * Stop feeding the core and wait for the job it runs, if any, then for the
+ * recovery of a job that failed or hung: it is off the core already, but
+ * its reset still writes the registers (issue 28, finding 6).
+ */
 static int rkaccel_hw_drain(struct rkaccel_hw_core *hw)
 {
 	struct rkaccel_core *core = READ_ONCE(hw->core);
@@ -100,6 +104,7 @@ static int rkaccel_hw_drain(struct rkaccel_hw_core *hw)
 		}
 		usleep_range(1000, 2000);
 	}
+	rkaccel_core_quiesce(core);
 	return 0;
 }
 
