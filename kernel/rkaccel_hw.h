@@ -93,6 +93,7 @@ int rkaccel_hw_pm_init(struct rkaccel_hw_core *hw);
 int rkaccel_hw_opp_init(struct rkaccel_hw_core *hw);
 int rkaccel_hw_core_slot(struct rkaccel_hw_core *hw, unsigned int *count);
 
+void rkaccel_hw_core_release(struct rkaccel_hw_core *hw);
 int rkaccel_hw_npu_add(struct rkaccel_hw_core *hw);
 void rkaccel_hw_npu_remove(struct rkaccel_hw_core *hw);
 

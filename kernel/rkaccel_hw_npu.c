@@ -154,13 +154,24 @@ static int rkaccel_hw_npu_probe(struct platform_device *pdev)
 	return ret;
 }
 
+/*
+ * A core is unbinding (its module, or fw_devlink when a supplier goes),
+ * with every core's backend still there. Open files keep the DRM device,
+ * its schedulers and their jobs, past the cores' devres: stop all that
+ * reaches the cores now (issue 28, finding 9).
+ */
 static void rkaccel_hw_npu_remove_dev(struct platform_device *pdev)
 {
 	const struct rkaccel_hw_npu *npu = dev_get_platdata(&pdev->dev);
 	struct rkaccel_device *rdev = platform_get_drvdata(pdev);
+	unsigned int i;
 
 	drm_dev_unplug(&rdev->ddev);
+	for (i = 0; i < rdev->num_cores; i++)
+		rkaccel_core_detach(rdev->cores[i]);
 	rkaccel_hw_npu_unlink(npu);
+	for (i = 0; i < npu->num_cores; i++)
+		rkaccel_hw_core_release(npu->cores[i]);
 }
 
 struct platform_driver rkaccel_hw_npu_driver = {

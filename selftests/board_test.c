@@ -262,12 +262,57 @@ static int rail_users(const char *name)
 	return users;
 }
 
-/* sysfs has no unbind for the cores: they leave with rkaccel_sim or the module. */
-TEST_F(board, unbind_is_refused)
+/*
+ * A core unbound under the device while jobs run on every core (issue 28,
+ * finding 9): fw_devlink does this when the core's supply goes away, sysfs
+ * does it here. The device goes; every job ends (done, or failed with
+ * -ENODEV); the file's close, the schedulers and the IRQ no longer reach
+ * the core's freed backend (KASAN in the debug guests, a crash or a WARN
+ * otherwise); binding the core again brings the device back.
+ */
+TEST_F(board, unbind_a_core_with_jobs_in_flight)
 {
-	EXPECT_NE(0, access(CORE_DRIVER "/unbind", F_OK));
-	EXPECT_NE(0, access(CORE_DRIVER "/bind", F_OK));
-	EXPECT_NE(0, access("/sys/bus/platform/drivers/rkaccel-npu/unbind", F_OK));
+	unsigned long long mark = klog_mark();
+	struct sync_file_info info = { 0 };
+	struct pollfd pfd = { .events = POLLIN };
+	const char *name;
+	uint32_t out;
+	int status = 0;
+
+	ASSERT_LT(1, self->ncores);
+	name = strrchr(self->cores[1], '/') + 1;
+	ASSERT_EQ(0, access(CORE_DRIVER "/unbind", W_OK)) TH_LOG("no sysfs unbind for the cores");
+	ASSERT_EQ(0, rkt_syncobj_create(self->fd, &out));
+	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 1000000));
+	ASSERT_EQ(0, submit_jobs(self->fd, &self->q, 4, 50, out));
+	/* the device's ioctls end with it: the last fence as a sync_file */
+	ASSERT_EQ(0, drmSyncobjExportSyncFile(self->fd, out, &pfd.fd));
+	usleep(20000);
+	ASSERT_EQ(0, write_str(CORE_DRIVER "/unbind", name));
+	EXPECT_FALSE(rkt_device_bound()) TH_LOG("the device outlived a core");
+	EXPECT_EQ(1, poll(&pfd, 1, 10000)) TH_LOG("a job never ended");
+	ASSERT_EQ(0, ioctl(pfd.fd, SYNC_IOC_FILE_INFO, &info));
+	close(pfd.fd);
+	EXPECT_TRUE(info.status == 1 || info.status == -ENODEV) TH_LOG("last fence %d",
+									info.status);
+	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 10000);
+	close(self->fd);
+	self->fd = -1;
+	usleep(100000);
+
+	if (write_str(CORE_DRIVER "/bind", name))
+		system("dmesg | grep -i -e rkaccel -e npu | tail -n 20 | sed 's/^/# /'");
+	ASSERT_EQ(0, rkt_wait_device(10000)) TH_LOG("no device after the core came back");
+	self->fd = rkt_open_fd();
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, rkt_syncobj_create(self->fd, &out));
+	ASSERT_EQ(0, submit_jobs(self->fd, &self->q, 1, 1, out));
+	EXPECT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(10000)));
+	EXPECT_EQ(0, rkt_syncobj_status(self->fd, out, &status));
+	EXPECT_EQ(1, status) TH_LOG("a job on the device bound again");
+	EXPECT_FALSE(kmsg_scan(mark, "WARNING:", NULL));
+	EXPECT_FALSE(kmsg_scan(mark, "while the core is", NULL))
+		TH_LOG("the simulator saw a register access to a core that cannot answer");
 }
 
 /*

@@ -10,6 +10,7 @@ struct rkaccel_soc_data;
 bool rkaccel_sim_soc_claims(const struct rkaccel_soc_data *soc, phys_addr_t pc,
 			    unsigned int *pos, u32 *version);
 bool rkaccel_sim_soc_core_powered(unsigned int pos);
+bool rkaccel_sim_soc_core_clocked(unsigned int pos);
 int rkaccel_sim_soc_init(void);
 void rkaccel_sim_soc_exit(void);
 

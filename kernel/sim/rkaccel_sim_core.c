@@ -844,6 +844,7 @@ static void *sim_claim(struct device *dev, const struct resource *pc,
 	sim->hw_version = version;
 	sim->pos = pos;
 	sim->powered = rkaccel_sim_soc_core_powered(pos);
+	sim->clocked = rkaccel_sim_soc_core_clocked(pos);
 	init_waitqueue_head(&sim->hold);
 	spin_lock_init(&sim->lock);
 	INIT_WORK(&sim->exec, sim_exec);

@@ -175,12 +175,21 @@ static const struct clk_ops sim_npu_ops = {
 	.set_rate = sim_npu_set_rate,
 };
 
+/* Each core's aclk prepared, by position, for a core claimed meanwhile. */
+static bool sim_aclk_on[RKACCEL_MAX_CORES];
+
+bool rkaccel_sim_soc_core_clocked(unsigned int pos)
+{
+	return READ_ONCE(sim_aclk_on[pos]);
+}
+
 /* A core's aclk: the core's registers answer only while it is prepared. */
 static int sim_aclk_prepare(struct clk_hw *hw)
 {
 	struct sim_aclk *a = container_of(hw, struct sim_aclk, hw);
 
 	a->prepared = true;
+	WRITE_ONCE(sim_aclk_on[a->pos], true);
 	rkaccel_sim_core_clock(a->pos, true);
 	return 0;
 }
@@ -190,6 +199,7 @@ static void sim_aclk_unprepare(struct clk_hw *hw)
 	struct sim_aclk *a = container_of(hw, struct sim_aclk, hw);
 
 	a->prepared = false;
+	WRITE_ONCE(sim_aclk_on[a->pos], false);
 	rkaccel_sim_core_clock(a->pos, false);
 }
 
