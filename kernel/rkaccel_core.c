@@ -42,6 +42,7 @@ struct rkaccel_core *rkaccel_core_create(struct rkaccel_device *rdev, unsigned i
 
 	core->rdev = rdev;
 	core->index = index;
+	core->slot = index;
 	core->ops = ops;
 	core->backend = backend;
 	core->hw_version = rkaccel_core_hw_version(core);
@@ -328,7 +329,7 @@ void rkaccel_core_start_task(struct rkaccel_core *core, const struct drm_rkaccel
 								   RKNPU_INT_DPU_DONE;
 	rkaccel_core_write(core, RKNPU_PC_BASE_ADDRESS, 1);
 	if (core->rdev->num_cores > 1) {
-		u32 ptr = 0xe | (0x10000000u * core->index);
+		u32 ptr = 0xe | (0x10000000u * core->slot);
 
 		rkaccel_core_write(core, RKNPU_CNA_S_POINTER, ptr);
 		rkaccel_core_write(core, RKNPU_CORE_S_POINTER, ptr);

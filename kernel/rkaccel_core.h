@@ -58,6 +58,8 @@ struct rkaccel_reg_ops {
  * struct rkaccel_core - one NPU core and its job queue.
  * @rdev: the device the core belongs to.
  * @index: core number, 0-based.
+ * @slot: the core's number on the SoC (differs from @index after an
+ *	absent core), for the registers that name it.
  * @ops: register access.
  * @backend: backend private state (MMIO base or simulated core).
  * @gone: the backend is going (its device unbinds): no job runs on the core
@@ -94,6 +96,7 @@ struct rkaccel_reg_ops {
 struct rkaccel_core {
 	struct rkaccel_device *rdev;
 	unsigned int index;
+	unsigned int slot;
 	const struct rkaccel_reg_ops *ops;
 	void *backend;
 	bool gone;

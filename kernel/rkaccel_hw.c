@@ -540,6 +540,12 @@ static int rkaccel_hw_core_probe(struct platform_device *pdev)
 		ret = hw_get_iommu_group(hw);
 	if (!ret)
 		ret = rkaccel_hw_pm_init(hw);
+	if (ret && hw->silent) {
+		/* a fused core the tree enables: the others go on without it */
+		guard(mutex)(&rkaccel_hw_link_lock);
+		rkaccel_hw_npu_absent(hw);
+		return ret;
+	}
 	if (!ret)
 		ret = rkaccel_hw_core_irq_init(hw);
 	if (ret)

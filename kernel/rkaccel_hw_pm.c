@@ -376,7 +376,8 @@ static int rkaccel_hw_read_version(struct rkaccel_hw_core *hw)
 {
 	hw->hw_version = rkaccel_hw_read(hw, RKNPU_PC_VERSION);
 	hw->hw_version_num = rkaccel_hw_read(hw, RKNPU_PC_VERSION_NUM);
-	if (!hw->hw_version || hw->hw_version == U32_MAX)
+	hw->silent = !hw->hw_version || hw->hw_version == U32_MAX;
+	if (hw->silent)
 		return dev_err_probe(hw->dev, -ENODEV,
 				     "PC_VERSION reads 0x%08x: the core does not answer\n",
 				     hw->hw_version);

@@ -810,10 +810,74 @@ TEST_F(board, probe_fails_without_an_interrupt)
 	probe_fails(_metadata, &self->fd, "irq:1", "IRQ index 0 not found", NULL);
 }
 
-TEST_F(board, probe_fails_when_registers_read_zero)
+/*
+ * A core whose registers read zero (a fused core, RK3583/RK3582, in a tree
+ * that still enables it and has no "cores" nvmem cell to say so): the NPU
+ * comes up with the other cores, the log names the absent one, and jobs
+ * run on every core left (issue 28, finding 8).
+ */
+TEST_F(board, a_silent_core_leaves_the_others)
 {
-	probe_fails(_metadata, &self->fd, "version:0",
-		    "PC_VERSION reads 0x00000000: the core does not answer", NULL);
+	unsigned int full = self->q.num_cores;
+	char sim[64], params[128];
+	unsigned long long mark;
+	uint32_t out;
+	int status = 0;
+
+	rkt_sim_module_params(sim, sizeof(sim));
+	drop_file(_metadata, &self->fd);
+	snprintf(params, sizeof(params), "%s fault=version:1", sim);
+	mark = klog_mark();
+	ASSERT_EQ(0, rkt_module_load(RKT_SIM_MODULE, params));
+	EXPECT_EQ(0, rkt_wait_device(10000)) TH_LOG("no NPU without its core 1");
+	EXPECT_TRUE(wait_logged(mark, "PC_VERSION reads 0x00000000: the core does not answer",
+				NULL));
+	EXPECT_TRUE(kmsg_scan(mark, "core 1 of", NULL) &&
+		    kmsg_scan(mark, "is absent: the NPU goes on without it", NULL));
+	self->fd = rkt_open_fd();
+	if (self->fd >= 0) {
+		ASSERT_EQ(0, rkt_query(self->fd, &self->q));
+		EXPECT_EQ(full - 1, self->q.num_cores);
+		ASSERT_EQ(0, rkt_syncobj_create(self->fd, &out));
+		ASSERT_EQ(0, submit_jobs(self->fd, &self->q, 2, 3, out));
+		EXPECT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(10000)));
+		EXPECT_EQ(0, rkt_syncobj_status(self->fd, out, &status));
+		EXPECT_EQ(1, status) TH_LOG("a job on the NPU without core 1");
+		close(self->fd);
+		self->fd = -1;
+	}
+	ASSERT_EQ(0, rkt_module_remove("rkaccel_sim", 5000));
+	ASSERT_EQ(0, rkt_modules_load(sim));
+}
+
+/*
+ * rkaccel loaded with async_probe (a kernel command line's
+ * rkaccel.async_probe, or driver_async_probe=): the cores probe
+ * concurrently, and the one that completes the set still makes the device
+ * (issue 28, finding 8).
+ */
+TEST_F(board, probes_with_async_probe)
+{
+	char sim[64], params[256];
+
+	rkt_sim_module_params(sim, sizeof(sim));
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, rkt_modules_remove(5000));
+	rkt_driver_params(params, sizeof(params), "async_probe=1");
+	ASSERT_EQ(0, rkt_module_load(RKT_DRIVER_MODULE, params));
+	ASSERT_EQ(0, rkt_module_load(RKT_SIM_MODULE, sim));
+	EXPECT_EQ(0, rkt_wait_device(10000)) TH_LOG("no device with async_probe");
+	self->fd = rkt_open_fd();
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, rkt_query(self->fd, &self->q));
+	EXPECT_EQ((int)self->q.num_cores, core_dirs(self->cores, RKACCEL_MAX_CORES_TEST));
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, rkt_modules_remove(5000));
+	ASSERT_EQ(0, rkt_modules_load(sim));
+	self->fd = rkt_open_fd();
+	ASSERT_LE(0, self->fd);
 }
 
 /*

@@ -14,7 +14,8 @@
  *
  * fault=<kind>:<core> breaks one core the way a bad board would, for the
  * probe's error paths: clock (its aclk is missing), irq (no interrupt, x86
- * only) or version (its registers read back zero).
+ * only) or version (its registers read back zero, as a fused core's would:
+ * the NPU then comes up without it).
  */
 
 #include <linux/clk-provider.h>
@@ -686,10 +687,16 @@ static int sim_create(void)
 	if (IS_ERR(pdev))
 		return PTR_ERR(pdev);
 	sim_cru_pdev = pdev;
-	/* sim= asked for a device: every core must have probed, now. */
+	/*
+	 * sim= asked for a device: every core must have probed, now (async
+	 * probes too: rkaccel loaded with async_probe), but the one whose
+	 * registers fault=version: silences, which the NPU goes on without.
+	 */
+	wait_for_device_probe();
 	cru = platform_get_drvdata(pdev);
 	for (i = 0; cru && device_is_bound(&pdev->dev) && i < soc->num_cores; i++)
-		if (!cru->cores[i] || !device_is_bound(&cru->cores[i]->dev))
+		if ((!cru->cores[i] || !device_is_bound(&cru->cores[i]->dev)) &&
+		    !sim_faulty(SIM_FAULT_VERSION, i))
 			break;
 	if (cru && device_is_bound(&pdev->dev) && i == soc->num_cores)
 		return 0;
