@@ -349,6 +349,7 @@ TEST_F(board, runtime_pm_suspends_and_resumes)
 {
 	uint64_t active[RKACCEL_MAX_CORES_TEST], suspended[RKACCEL_MAX_CORES_TEST];
 	char status[32], delay[RKACCEL_MAX_CORES_TEST][32], path[400];
+	uint64_t losses = 0, losses_after = 0;
 	uint32_t out;
 	int i, ms;
 
@@ -372,6 +373,7 @@ TEST_F(board, runtime_pm_suspends_and_resumes)
 	}
 	if (device_tree())
 		EXPECT_EQ(0, npu_domains_on(self->q.num_cores)) TH_LOG("idle cores, yet not all NPU domains off");
+	rkt_param_read_u64("/sys/module/rkaccel_sim/parameters/power_losses", &losses);
 
 	ASSERT_EQ(0, rkt_syncobj_create(self->fd, &out));
 	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 1000000));
@@ -395,6 +397,11 @@ TEST_F(board, runtime_pm_suspends_and_resumes)
 		snprintf(path, sizeof(path), "%s/power/autosuspend_delay_ms", self->cores[i]);
 		write_str(path, delay[i]);
 	}
+	/* the domains went off again: each core lost its registers, and ran */
+	rkt_param_read_u64("/sys/module/rkaccel_sim/parameters/power_losses", &losses_after);
+	if (device_tree())
+		EXPECT_LE(losses + self->q.num_cores, losses_after)
+			TH_LOG("the simulated cores kept their registers through power-off");
 }
 
 /* The devfreq device of the NPU clock (core 0's), "" without one. */

@@ -137,6 +137,10 @@ module_param(resets, uint, 0444);
 MODULE_PARM_DESC(resets, "Simulator: core resets so far, all cores (read-only, for tests)");
 static DEFINE_SPINLOCK(resets_lock);
 
+static unsigned int power_losses;
+module_param(power_losses, uint, 0444);
+MODULE_PARM_DESC(power_losses, "Simulator: times a core lost its registers to a power domain going off (read-only, for tests)");
+
 /* The int8 MAC array: 1024 multiply-accumulates per cycle. */
 #define SIM_MACS_PER_CYCLE	1024
 /* PC_REGISTER_AMOUNTS is 16 bits of 128-bit pairs */
@@ -526,8 +530,10 @@ void rkaccel_sim_core_power(unsigned int pos, bool on)
 	sim = sim_at_lock_core(pos);
 	if (sim) {
 		spin_lock(&sim->lock);
-		if (!on && sim->powered)
+		if (!on && sim->powered) {
 			sim_defaults_locked(sim, false);
+			power_losses++;	/* under sim_at_lock */
+		}
 		sim->powered = on;
 		spin_unlock(&sim->lock);
 	}
