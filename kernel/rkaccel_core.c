@@ -42,8 +42,10 @@ struct rkaccel_core *rkaccel_core_create(struct rkaccel_device *rdev, unsigned i
 
 	core->rdev = rdev;
 	core->index = index;
+	core->slot = index;
 	core->ops = ops;
 	core->backend = backend;
+	core->hw_version = rkaccel_core_hw_version(core);
 	core->fence_context = dma_fence_context_alloc(1);
 	core->sched_self = &core->sched;
 	spin_lock_init(&core->job_lock);
@@ -222,14 +224,84 @@ int rkaccel_core_sched_init(struct rkaccel_core *core)
 	return drm_sched_init(&core->sched, &args);
 }
 
-void rkaccel_core_sched_fini(struct rkaccel_core *core)
+/**
+ * rkaccel_core_quiesce - wait for the core's recovery and completion work.
+ * @core: the core, its queue stopped and no job on it.
+ *
+ * A job that failed or hung is off the core (core->job is NULL) before
+ * fault_work or the watchdog resets the core; a polled chain ends in
+ * poll_work. Before the core is powered off or freed, all of it must have
+ * run: none is queued again while no job runs.
+ */
+void rkaccel_core_quiesce(struct rkaccel_core *core)
 {
-	cancel_delayed_work_sync(&core->watchdog);
+	/* a pending watchdog runs now and finds no job */
+	flush_delayed_work(&core->watchdog);
 	flush_work(&core->fault_work);
 	/* the work may arm the timer again: timer, work, timer */
 	hrtimer_cancel(&core->poll);
 	cancel_work_sync(&core->poll_work);
 	hrtimer_cancel(&core->poll);
+}
+
+/*
+ * Drops one power reference. After rkaccel_core_detach() the backend may
+ * be freed: that dropped the references left, and waited (RCU) for the
+ * puts already past the check.
+ */
+void rkaccel_core_power_put(struct rkaccel_core *core)
+{
+	rcu_read_lock();
+	if (!READ_ONCE(core->gone) && atomic_dec_if_positive(&core->power_refs) >= 0 &&
+	    core->ops->power_put)
+		core->ops->power_put(core);
+	rcu_read_unlock();
+}
+
+/**
+ * rkaccel_core_detach - the core's backend goes: end all that reaches it.
+ * @core: the core; its device is unplugged, so no SUBMIT runs or starts.
+ *
+ * Called while the backend still exists (a core's remove; fw_devlink
+ * unbinds a core when its supply goes). The running job is taken off, the
+ * core reset and the job ended with -ENODEV; recovery work has finished;
+ * jobs still queued fail with -ENODEV in run_job without touching the
+ * core; the power references of all jobs are dropped here, once. What
+ * remains (the scheduler, freed with the DRM device) never calls @ops.
+ */
+void rkaccel_core_detach(struct rkaccel_core *core)
+{
+	struct rkaccel_job *job;
+	unsigned long flags;
+	bool cookie;
+	int refs;
+
+	WRITE_ONCE(core->gone, true);
+	/* a run_job in flight ends first; the next ones see @gone */
+	drm_sched_wqueue_stop(&core->sched);
+	spin_lock_irqsave(&core->job_lock, flags);
+	job = core->job;
+	core->job = NULL;
+	spin_unlock_irqrestore(&core->job_lock, flags);
+	rkaccel_core_quiesce(core);
+	if (job) {
+		core->ops->reset(core);
+		cookie = dma_fence_begin_signalling();
+		rkaccel_job_finish(core, job, -ENODEV);
+		dma_fence_end_signalling(cookie);
+	}
+	drm_sched_wqueue_start(&core->sched);
+
+	synchronize_rcu();
+	for (refs = atomic_xchg(&core->power_refs, 0); refs > 0; refs--)
+		if (core->ops->power_put)
+			core->ops->power_put(core);
+}
+
+void rkaccel_core_sched_fini(struct rkaccel_core *core)
+{
+	cancel_delayed_work_sync(&core->watchdog);
+	rkaccel_core_quiesce(core);
 	drm_sched_fini(&core->sched);
 }
 
@@ -257,7 +329,7 @@ void rkaccel_core_start_task(struct rkaccel_core *core, const struct drm_rkaccel
 								   RKNPU_INT_DPU_DONE;
 	rkaccel_core_write(core, RKNPU_PC_BASE_ADDRESS, 1);
 	if (core->rdev->num_cores > 1) {
-		u32 ptr = 0xe | (0x10000000u * core->index);
+		u32 ptr = 0xe | (0x10000000u * core->slot);
 
 		rkaccel_core_write(core, RKNPU_CNA_S_POINTER, ptr);
 		rkaccel_core_write(core, RKNPU_CORE_S_POINTER, ptr);

@@ -58,8 +58,14 @@ struct rkaccel_reg_ops {
  * struct rkaccel_core - one NPU core and its job queue.
  * @rdev: the device the core belongs to.
  * @index: core number, 0-based.
+ * @slot: the core's number on the SoC (differs from @index after an
+ *	absent core), for the registers that name it.
  * @ops: register access.
  * @backend: backend private state (MMIO base or simulated core).
+ * @gone: the backend is going (its device unbinds): no job runs on the core
+ *	and nothing reaches @backend any more (rkaccel_core_detach()).
+ * @power_refs: @ops power_get references held; dropped at once when gone.
+ * @hw_version: what QUERY reports, read once at creation.
  * @sched: the core's job queue, one job in flight.
  * @sched_self: a scheduler list of just @sched, to pin an entity's next job.
  * @queued: jobs pushed to this core and not yet done, for balancing.
@@ -90,8 +96,12 @@ struct rkaccel_reg_ops {
 struct rkaccel_core {
 	struct rkaccel_device *rdev;
 	unsigned int index;
+	unsigned int slot;
 	const struct rkaccel_reg_ops *ops;
 	void *backend;
+	bool gone;
+	atomic_t power_refs;
+	u32 hw_version;
 
 	struct drm_gpu_scheduler sched;
 	struct drm_gpu_scheduler *sched_self;
@@ -133,16 +143,17 @@ static inline void rkaccel_core_write(struct rkaccel_core *core, u32 reg, u32 va
 	core->ops->write(core, reg, val);
 }
 
+/* At SUBMIT, under drm_dev_enter(): never once the core is gone. */
 static inline int rkaccel_core_power_get(struct rkaccel_core *core)
 {
-	return core->ops->power_get ? core->ops->power_get(core) : 0;
+	int ret = core->ops->power_get ? core->ops->power_get(core) : 0;
+
+	if (!ret)
+		atomic_inc(&core->power_refs);
+	return ret;
 }
 
-static inline void rkaccel_core_power_put(struct rkaccel_core *core)
-{
-	if (core->ops->power_put)
-		core->ops->power_put(core);
-}
+void rkaccel_core_power_put(struct rkaccel_core *core);
 
 static inline void rkaccel_core_job_begin(struct rkaccel_core *core, struct rkaccel_job *job)
 {
@@ -162,6 +173,8 @@ struct rkaccel_core *rkaccel_core_create(struct rkaccel_device *rdev, unsigned i
 					 const struct rkaccel_reg_ops *ops, void *backend);
 int rkaccel_core_sched_init(struct rkaccel_core *core);
 void rkaccel_core_sched_fini(struct rkaccel_core *core);
+void rkaccel_core_quiesce(struct rkaccel_core *core);
+void rkaccel_core_detach(struct rkaccel_core *core);
 u32 rkaccel_core_task_con(const struct rkaccel_core *core, u32 task_count);
 void rkaccel_core_start_task(struct rkaccel_core *core, const struct drm_rkaccel_task *t);
 void rkaccel_core_irq(struct rkaccel_core *core, u32 bits);

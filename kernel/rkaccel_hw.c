@@ -540,6 +540,12 @@ static int rkaccel_hw_core_probe(struct platform_device *pdev)
 		ret = hw_get_iommu_group(hw);
 	if (!ret)
 		ret = rkaccel_hw_pm_init(hw);
+	if (ret && hw->silent) {
+		/* a fused core the tree enables: the others go on without it */
+		guard(mutex)(&rkaccel_hw_link_lock);
+		rkaccel_hw_npu_absent(hw);
+		return ret;
+	}
 	if (!ret)
 		ret = rkaccel_hw_core_irq_init(hw);
 	if (ret)
@@ -641,6 +647,9 @@ static struct rkaccel_hw_core *hw_fault_core(struct rkaccel_device *rdev, struct
 	for (i = 0; i < rdev->num_cores; i++) {
 		struct rkaccel_hw_core *hw = rdev->cores[i]->backend;
 
+		/* a gone core's backend may be freed (its detach waits for us) */
+		if (READ_ONCE(rdev->cores[i]->gone))
+			continue;
 		if (hw->dev == dev || (hw->iommu_fwnode && hw->iommu_fwnode == dev_fwnode(dev)))
 			return hw;
 	}
@@ -684,6 +693,7 @@ int rkaccel_hw_vm_init(struct rkaccel_device *rdev, struct rkaccel_vm *vm)
 	if (hw->ext) {
 		if (!try_module_get(hw->ext->owner))
 			return -ENODEV;
+		vm->provider = hw->ext->owner;
 		rkaccel_vm_set_fault_handler(vm, hw_iommu_fault, rdev);
 		return 0;
 	}
@@ -698,23 +708,42 @@ int rkaccel_hw_vm_init(struct rkaccel_device *rdev, struct rkaccel_vm *vm)
 	return 0;
 }
 
-/* The file is gone: no core may keep its domain attached. */
+/*
+ * The file is gone: no core may keep its domain attached. A gone core's
+ * backend may be freed: its detach took every domain off already.
+ */
 void rkaccel_hw_vm_fini(struct rkaccel_device *rdev, struct rkaccel_vm *vm)
 {
-	struct rkaccel_hw_core *hw0 = rdev->cores[0]->backend;
 	unsigned int i;
 
-	if (hw0->ext) {
-		module_put(hw0->ext->owner);
+	if (vm->provider) {
+		module_put(vm->provider);
 		return;
 	}
 	for (i = 0; i < rdev->num_cores; i++) {
 		struct rkaccel_hw_core *hw = rdev->cores[i]->backend;
 
+		if (READ_ONCE(rdev->cores[i]->gone))
+			continue;
 		guard(mutex)(&hw->domain_lock);
 		if (hw->domain == vm->domain)
 			hw_detach_locked(hw);
 	}
+}
+
+/**
+ * rkaccel_hw_core_release - the device over the core is gone.
+ * @hw: the core, still bound, its rkaccel_core detached.
+ *
+ * A handler of the shared line that still saw the core has returned, and
+ * no domain of a file stays attached (the file may outlive the core).
+ */
+void rkaccel_hw_core_release(struct rkaccel_hw_core *hw)
+{
+	if (hw->irq > 0)
+		synchronize_irq(hw->irq);
+	guard(mutex)(&hw->domain_lock);
+	hw_detach_locked(hw);
 }
 
 struct platform_driver rkaccel_hw_core_driver = {
@@ -725,7 +754,5 @@ struct platform_driver rkaccel_hw_core_driver = {
 		.name = RKACCEL_HW_CORE_DRIVER_NAME,
 		.of_match_table = rkaccel_hw_of_match,
 		.pm = pm_ptr(&rkaccel_hw_pm_ops),
-		/* A core leaves only with the module: no open file can see it go. */
-		.suppress_bind_attrs = true,
 	},
 };

@@ -47,6 +47,7 @@ struct rkaccel_vm;
  * @domain_lock: protects @domain.
  * @domain: IOMMU domain attached to the core, NULL for the default one.
  * @powered: clocks are on and the registers may be touched.
+ * @silent: PC_VERSION read 0 or all ones at probe: no core answers there.
  * @in_reset: the core's reset is asserted: its registers do not answer.
  * @irq_bits: interrupt bits the hard IRQ cleared and left to its thread.
  * @hw_version: PC_VERSION read at probe.
@@ -73,6 +74,7 @@ struct rkaccel_hw_core {
 	struct mutex domain_lock;	/* protects domain */
 	struct iommu_domain *domain;
 	bool powered;
+	bool silent;
 	bool in_reset;
 	atomic_t irq_bits;
 	u32 hw_version;
@@ -93,7 +95,9 @@ int rkaccel_hw_pm_init(struct rkaccel_hw_core *hw);
 int rkaccel_hw_opp_init(struct rkaccel_hw_core *hw);
 int rkaccel_hw_core_slot(struct rkaccel_hw_core *hw, unsigned int *count);
 
+void rkaccel_hw_core_release(struct rkaccel_hw_core *hw);
 int rkaccel_hw_npu_add(struct rkaccel_hw_core *hw);
+void rkaccel_hw_npu_absent(struct rkaccel_hw_core *hw);
 void rkaccel_hw_npu_remove(struct rkaccel_hw_core *hw);
 
 int rkaccel_hw_vm_init(struct rkaccel_device *rdev, struct rkaccel_vm *vm);

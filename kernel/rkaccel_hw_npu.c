@@ -4,11 +4,15 @@
  * each takes its slot (rkaccel_hw_core_slot()), and the one that completes
  * the set registers a "rkaccel-npu" platform device whose probe creates the
  * rkaccel device over all of them (or fails its own probe with it). A core
+ * that does not answer (a fused core in a tree that still enables it, with
+ * no "cores" nvmem cell to say so) counts as absent: the device comes up
+ * with the cores that did, and the log says which one is missing. A core
  * that goes away takes the device with it. One NPU per system: the SoCs
  * have one.
  */
 
 #include <drm/drm_drv.h>
+#include <linux/bitmap.h>
 #include <linux/dma-mapping.h>
 #include <linux/mutex.h>
 #include <linux/platform_device.h>
@@ -18,15 +22,17 @@
 #include "rkaccel_hw.h"
 
 /**
- * struct rkaccel_hw_npu - the platform data of the rkaccel-npu device.
+ * struct rkaccel_hw_npu - the cores of the NPU, by slot.
  * @soc: per-SoC data.
- * @num_cores: cores present.
- * @cores: the cores, by index.
+ * @num_cores: slots: the cores the device tree (or the SoC) has.
+ * @cores: the cores that probed, by slot.
+ * @absent: slots whose core does not answer, by bit.
  */
 struct rkaccel_hw_npu {
 	const struct rkaccel_soc_data *soc;
 	unsigned int num_cores;
 	struct rkaccel_hw_core *cores[RKACCEL_MAX_CORES];
+	unsigned long absent;
 };
 
 static DEFINE_MUTEX(rkaccel_hw_npu_lock);
@@ -34,20 +40,68 @@ static DEFINE_MUTEX(rkaccel_hw_npu_lock);
 static struct rkaccel_hw_npu rkaccel_hw_npu_cores;
 static struct platform_device *rkaccel_hw_npu_pdev;
 
+/* Every slot has its core or knows it is absent, and one core is there. */
 static bool rkaccel_hw_npu_complete(void)
 {
+	const struct rkaccel_hw_npu *npu = &rkaccel_hw_npu_cores;
+	unsigned int i, present = 0;
+
+	for (i = 0; i < npu->num_cores; i++) {
+		if (npu->cores[i])
+			present++;
+		else if (!test_bit(i, &npu->absent))
+			return false;
+	}
+	return present;
+}
+
+/*
+ * The set is complete: register the device over the cores present, in
+ * slot order. Its probe is synchronous (the driver forces it, whatever
+ * async_probe says): 0 once the device exists.
+ */
+static int rkaccel_hw_npu_create(struct device *by)
+{
+	const struct rkaccel_hw_npu *npu = &rkaccel_hw_npu_cores;
+	struct rkaccel_hw_npu data = { .soc = npu->soc };
+	struct platform_device *pdev;
 	unsigned int i;
 
-	for (i = 0; i < rkaccel_hw_npu_cores.num_cores; i++)
-		if (!rkaccel_hw_npu_cores.cores[i])
-			return false;
-	return true;
+	for (i = 0; i < npu->num_cores; i++)
+		if (npu->cores[i])
+			data.cores[data.num_cores++] = npu->cores[i];
+	if (npu->absent)
+		dev_warn(by, "%s NPU with %u of its %u cores (absent: mask 0x%lx)\n",
+			 npu->soc->name, data.num_cores, npu->num_cores, npu->absent);
+	pdev = platform_device_register_data(NULL, RKACCEL_HW_NPU_DRIVER_NAME,
+					     PLATFORM_DEVID_NONE, &data, sizeof(data));
+	if (IS_ERR(pdev))
+		return PTR_ERR(pdev);
+	if (!device_is_bound(&pdev->dev)) {
+		platform_device_unregister(pdev);
+		dev_err(by, "the NPU device failed to probe (see above)\n");
+		return -ENODEV;
+	}
+	rkaccel_hw_npu_pdev = pdev;
+	return 0;
+}
+
+/* Under the lock: @hw's slot of a set of @count; -EBUSY when taken. */
+static int rkaccel_hw_npu_slot(struct rkaccel_hw_core *hw, unsigned int count)
+{
+	struct rkaccel_hw_npu *npu = &rkaccel_hw_npu_cores;
+
+	if ((npu->soc && (npu->soc != hw->soc || npu->num_cores != count)) ||
+	    npu->cores[hw->index])
+		return dev_err_probe(hw->dev, -EBUSY, "core %u already taken\n", hw->index);
+	npu->soc = hw->soc;
+	npu->num_cores = count;
+	return 0;
 }
 
 int rkaccel_hw_npu_add(struct rkaccel_hw_core *hw)
 {
 	struct rkaccel_hw_npu *npu = &rkaccel_hw_npu_cores;
-	struct platform_device *pdev;
 	unsigned int count;
 	int ret;
 
@@ -56,31 +110,47 @@ int rkaccel_hw_npu_add(struct rkaccel_hw_core *hw)
 		return ret;
 
 	guard(mutex)(&rkaccel_hw_npu_lock);
-	if ((npu->soc && (npu->soc != hw->soc || npu->num_cores != count)) ||
-	    npu->cores[hw->index])
-		return dev_err_probe(hw->dev, -EBUSY, "core %u already taken\n", hw->index);
-	npu->soc = hw->soc;
-	npu->num_cores = count;
+	ret = rkaccel_hw_npu_slot(hw, count);
+	if (ret)
+		return ret;
+	clear_bit(hw->index, &npu->absent);
+	if (rkaccel_hw_npu_pdev) {
+		/* the device went on without it: bound, but not used */
+		dev_warn(hw->dev, "core %u came after the NPU device: unbind and bind a core to use it\n",
+			 hw->index);
+		return 0;
+	}
 	npu->cores[hw->index] = hw;
 	dev_info(hw->dev, "%s NPU core %u of %u\n", hw->soc->name, hw->index, count);
 	if (!rkaccel_hw_npu_complete())
 		return 0;
+	ret = rkaccel_hw_npu_create(hw->dev);
+	if (ret)
+		npu->cores[hw->index] = NULL;
+	return ret;
+}
 
-	pdev = platform_device_register_data(NULL, RKACCEL_HW_NPU_DRIVER_NAME,
-					     PLATFORM_DEVID_NONE, npu, sizeof(*npu));
-	if (IS_ERR(pdev)) {
-		npu->cores[hw->index] = NULL;
-		return PTR_ERR(pdev);
-	}
-	/* it probed synchronously: without the device the last core fails too */
-	if (!device_is_bound(&pdev->dev)) {
-		platform_device_unregister(pdev);
-		npu->cores[hw->index] = NULL;
-		dev_err(hw->dev, "the NPU device failed to probe (see above)\n");
-		return -ENODEV;
-	}
-	rkaccel_hw_npu_pdev = pdev;
-	return 0;
+/**
+ * rkaccel_hw_npu_absent - a core whose probe found it silent.
+ * @hw: the core, failing its probe.
+ *
+ * Its slot no longer holds the device back: the other cores make it.
+ */
+void rkaccel_hw_npu_absent(struct rkaccel_hw_core *hw)
+{
+	struct rkaccel_hw_npu *npu = &rkaccel_hw_npu_cores;
+	unsigned int count;
+
+	if (rkaccel_hw_core_slot(hw, &count))
+		return;
+	guard(mutex)(&rkaccel_hw_npu_lock);
+	if (rkaccel_hw_npu_slot(hw, count))
+		return;
+	set_bit(hw->index, &npu->absent);
+	dev_warn(hw->dev, "%s NPU core %u of %u is absent: the NPU goes on without it\n",
+		 hw->soc->name, hw->index, count);
+	if (!rkaccel_hw_npu_pdev && rkaccel_hw_npu_complete())
+		rkaccel_hw_npu_create(hw->dev);
 }
 
 void rkaccel_hw_npu_remove(struct rkaccel_hw_core *hw)
@@ -99,6 +169,7 @@ void rkaccel_hw_npu_remove(struct rkaccel_hw_core *hw)
 			return;
 	npu->soc = NULL;
 	npu->num_cores = 0;
+	npu->absent = 0;
 }
 
 static void rkaccel_hw_npu_unlink(const struct rkaccel_hw_npu *npu)
@@ -120,6 +191,8 @@ static int rkaccel_hw_npu_create_cores(struct rkaccel_device *rdev,
 		core = rkaccel_core_create(rdev, i, &rkaccel_hw_reg_ops, npu->cores[i]);
 		if (IS_ERR(core))
 			return PTR_ERR(core);
+		/* the SoC's numbering, where a core before it is absent */
+		core->slot = npu->cores[i]->index;
 		rdev->cores[i] = core;
 		WRITE_ONCE(npu->cores[i]->core, core);
 	}
@@ -154,13 +227,24 @@ static int rkaccel_hw_npu_probe(struct platform_device *pdev)
 	return ret;
 }
 
+/*
+ * A core is unbinding (its module, or fw_devlink when a supplier goes),
+ * with every core's backend still there. Open files keep the DRM device,
+ * its schedulers and their jobs, past the cores' devres: stop all that
+ * reaches the cores now (issue 28, finding 9).
+ */
 static void rkaccel_hw_npu_remove_dev(struct platform_device *pdev)
 {
 	const struct rkaccel_hw_npu *npu = dev_get_platdata(&pdev->dev);
 	struct rkaccel_device *rdev = platform_get_drvdata(pdev);
+	unsigned int i;
 
 	drm_dev_unplug(&rdev->ddev);
+	for (i = 0; i < rdev->num_cores; i++)
+		rkaccel_core_detach(rdev->cores[i]);
 	rkaccel_hw_npu_unlink(npu);
+	for (i = 0; i < npu->num_cores; i++)
+		rkaccel_hw_core_release(npu->cores[i]);
 }
 
 struct platform_driver rkaccel_hw_npu_driver = {
@@ -169,5 +253,7 @@ struct platform_driver rkaccel_hw_npu_driver = {
 	.driver = {
 		.name = RKACCEL_HW_NPU_DRIVER_NAME,
 		.suppress_bind_attrs = true,
+		/* the core that completes the set checks the device it made */
+		.probe_type = PROBE_FORCE_SYNCHRONOUS,
 	},
 };

@@ -84,7 +84,11 @@ static int rkaccel_hw_runtime_resume(struct device *dev)
 	return 0;
 }
 
-/* Stop feeding the core and wait for the job it runs, if any. */
+/*
+ * Stop feeding the core and wait for the job it runs, if any, then for the
+ * recovery of a job that failed or hung: it is off the core already, but
+ * its reset still writes the registers (issue 28, finding 6).
+ */
 static int rkaccel_hw_drain(struct rkaccel_hw_core *hw)
 {
 	struct rkaccel_core *core = READ_ONCE(hw->core);
@@ -100,6 +104,7 @@ static int rkaccel_hw_drain(struct rkaccel_hw_core *hw)
 		}
 		usleep_range(1000, 2000);
 	}
+	rkaccel_core_quiesce(core);
 	return 0;
 }
 
@@ -371,7 +376,8 @@ static int rkaccel_hw_read_version(struct rkaccel_hw_core *hw)
 {
 	hw->hw_version = rkaccel_hw_read(hw, RKNPU_PC_VERSION);
 	hw->hw_version_num = rkaccel_hw_read(hw, RKNPU_PC_VERSION_NUM);
-	if (!hw->hw_version || hw->hw_version == U32_MAX)
+	hw->silent = !hw->hw_version || hw->hw_version == U32_MAX;
+	if (hw->silent)
 		return dev_err_probe(hw->dev, -ENODEV,
 				     "PC_VERSION reads 0x%08x: the core does not answer\n",
 				     hw->hw_version);

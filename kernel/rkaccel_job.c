@@ -4,6 +4,7 @@
  * scheduler runs them one at a time; the IRQ path or the timeout ends them.
  */
 
+#include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_print.h>
@@ -105,6 +106,9 @@ static struct dma_fence *rkaccel_job_run(struct drm_sched_job *sched_job)
 
 	if (unlikely(sched_job->s_fence->finished.error))
 		return NULL;
+	/* the core's device unbound (rkaccel_core_detach()): never reach it */
+	if (unlikely(READ_ONCE(core->gone)))
+		return ERR_PTR(-ENODEV);
 	/* Jobs queued behind a hang of their own context do not run. */
 	if (atomic_read(&job->ctx->guilty))
 		return ERR_PTR(-ECANCELED);
@@ -556,6 +560,21 @@ unlock:
 	return ret;
 }
 
+/*
+ * The push powers a core and arms the job on it: the device's unplug waits
+ * for it, and after the unplug no push reaches a core (rkaccel_core_detach()).
+ */
+static int rkaccel_submit_push_present(struct rkaccel_job *job, struct dma_fence **out)
+{
+	int idx, ret;
+
+	if (!drm_dev_enter(&job->ctx->rfile->rdev->ddev, &idx))
+		return -ENODEV;
+	ret = rkaccel_submit_push(job, out);
+	drm_dev_exit(idx);
+	return ret;
+}
+
 static int rkaccel_submit_prepare_out(struct drm_file *file,
 				      const struct drm_rkaccel_submit *args,
 				      struct drm_syncobj **syncobj,
@@ -639,7 +658,7 @@ int rkaccel_ioctl_submit(struct drm_device *ddev, void *data, struct drm_file *f
 		goto err_out;
 	ret = rkaccel_submit_add_in_syncs(job, file, args);
 	if (!ret)
-		ret = rkaccel_submit_push(job, &fence);
+		ret = rkaccel_submit_push_present(job, &fence);
 	if (ret) {
 		drm_sched_job_cleanup(&job->base);
 		goto err_out;

@@ -23,7 +23,7 @@ int rkaccel_ioctl_query(struct drm_device *ddev, void *data, struct drm_file *fi
 	args->driver_major = RKACCEL_VERSION_MAJOR;
 	args->driver_minor = RKACCEL_VERSION_MINOR;
 	args->driver_patch = RKACCEL_VERSION_PATCH;
-	args->hw_version = rkaccel_core_hw_version(rdev->cores[0]);
+	args->hw_version = rdev->cores[0]->hw_version;
 	args->va_size = SZ_4G;
 	args->max_tasks = rdev->soc->max_tasks;
 	args->cbuf_size = rdev->soc->cbuf_size;

@@ -7,6 +7,7 @@
 #include <linux/mutex.h>
 #include <linux/xarray.h>
 
+struct module;
 struct page;
 
 /**
@@ -22,6 +23,8 @@ struct page;
  *	with rkaccel_vm_set_fault_handler(), as iommu_set_fault_handler()
  *	sets @domain's; NULL when none.
  * @fault_token: its last argument.
+ * @provider: without @domain, the module providing the cores' registers,
+ *	held while the file is open (the cores may be gone by its close).
  */
 struct rkaccel_vm {
 	struct mutex mm_lock;	/* protects mm */
@@ -30,6 +33,7 @@ struct rkaccel_vm {
 	struct iommu_domain *domain;
 	iommu_fault_handler_t fault_handler;
 	void *fault_token;
+	struct module *provider;
 };
 
 #define RKACCEL_VM_START	SZ_4K

@@ -35,6 +35,7 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 
 #include "rkaccel_compat.h"
@@ -126,10 +127,19 @@ module_param(sim_pending_at_load, bool, 0644);
 MODULE_PARM_DESC(sim_pending_at_load,
 		 "Simulator: each core comes up with DPU completion latched and enabled and its line asserted, as a kexec from the vendor kernel leaves it (1) or quiet (0, default)");
 
+static unsigned int sim_reset_hold_ms;
+module_param(sim_reset_hold_ms, uint, 0644);
+MODULE_PARM_DESC(sim_reset_hold_ms,
+		 "Simulator: the driver's core reset, once counted in resets, holds until the core's clock stops or this many ms pass: recovery caught mid-reset, for its race with system suspend (default 0)");
+
 static unsigned int resets;
 module_param(resets, uint, 0444);
 MODULE_PARM_DESC(resets, "Simulator: core resets so far, all cores (read-only, for tests)");
 static DEFINE_SPINLOCK(resets_lock);
+
+static unsigned int power_losses;
+module_param(power_losses, uint, 0444);
+MODULE_PARM_DESC(power_losses, "Simulator: times a core lost its registers to a power domain going off (read-only, for tests)");
 
 /* The int8 MAC array: 1024 multiply-accumulates per cycle. */
 #define SIM_MACS_PER_CYCLE	1024
@@ -149,6 +159,13 @@ static DEFINE_SPINLOCK(resets_lock);
  * @vm: address space the core's DMA goes through.
  * @generation: bumped by reset; stale work and timers see a change and stop.
  * @armed_gen: @generation when @done was armed.
+ * @pos: the core's position on the SoC, as the CRU numbers it.
+ * @powered: its power domains are on (the CRU says); off, the registers
+ *	lost their state and do not answer.
+ * @clocked: its aclk is prepared; without it the registers do not answer.
+ * @reset_lines: the core's reset lines (srst_a, srst_h) asserted, by bit;
+ *	while any is, the registers do not answer.
+ * @hold: woken when @clocked changes, for sim_reset_hold_ms.
  * @chain_start: when the running chain started.
  * @chain_ns: its modelled time.
  * @chain_tasks: its tasks once executed, 0 before: PC_TASK_STATUS then
@@ -177,6 +194,11 @@ struct rkaccel_sim_core {
 	struct rkaccel_vm *vm;
 	u32 generation;
 	u32 armed_gen;
+	unsigned int pos;
+	bool powered;
+	bool clocked;
+	u32 reset_lines;
+	wait_queue_head_t hold;
 	ktime_t chain_start;
 	u64 chain_ns;
 	u32 chain_tasks;
@@ -193,6 +215,9 @@ static struct workqueue_struct *sim_wq;
 static DEFINE_MUTEX(sim_cores_lock);
 /* The cores this module provides registers for; under sim_cores_lock. */
 static LIST_HEAD(sim_cores);
+/* The same cores by position, for the CRU's clock, reset and power events. */
+static DEFINE_SPINLOCK(sim_at_lock);
+static struct rkaccel_sim_core *sim_at[RKACCEL_MAX_CORES];
 
 static u32 *sim_reg(struct rkaccel_sim_core *sim, u32 reg)
 {
@@ -286,18 +311,45 @@ static void sim_fire(struct rkaccel_sim_core *sim)
 		generic_handle_irq_safe(sim->irq);
 }
 
+/*
+ * Under the lock: why the core's registers do not answer now, or NULL. On
+ * silicon such an access hangs the bus or reads garbage; here it reads 0,
+ * a write is dropped, and the log says the driver did it.
+ */
+static const char *sim_unreachable_locked(struct rkaccel_sim_core *sim)
+{
+	if (!sim->powered)
+		return "its power domain is off";
+	if (sim->reset_lines)
+		return "held in reset";
+	if (!sim->clocked)
+		return "unclocked";
+	return NULL;
+}
+
+static bool sim_reachable_locked(struct rkaccel_sim_core *sim, u32 reg, bool write)
+{
+	const char *why = sim_unreachable_locked(sim);
+
+	if (why)
+		dev_err_ratelimited(sim->dev, "sim: register 0x%x %s while the core is %s\n",
+				    reg, write ? "written" : "read", why);
+	return !why;
+}
+
 /* Explicit lock/unlock: sparse cannot follow guard() through a switch. */
 static u32 sim_read(void *priv, u32 reg)
 {
 	struct rkaccel_sim_core *sim = priv;
 	unsigned long flags;
-	u32 val;
+	u32 val = 0;
 
 	if (WARN_ON_ONCE(reg >= RKNPU_CORE_REG_SPAN || reg % 4))
 		return 0;
 
 	spin_lock_irqsave(&sim->lock, flags);
-	val = sim_read_locked(sim, reg);
+	if (sim_reachable_locked(sim, reg, false))
+		val = sim_read_locked(sim, reg);
 	spin_unlock_irqrestore(&sim->lock, flags);
 	return val;
 }
@@ -312,6 +364,10 @@ static void sim_write(void *priv, u32 reg, u32 val)
 		return;
 
 	spin_lock_irqsave(&sim->lock, flags);
+	if (!sim_reachable_locked(sim, reg, true)) {
+		spin_unlock_irqrestore(&sim->lock, flags);
+		return;
+	}
 	start = sim_write_locked(sim, reg, val);
 	line = sim_line_locked(sim);
 	spin_unlock_irqrestore(&sim->lock, flags);
@@ -336,11 +392,43 @@ static int sim_attach_vm(void *priv, struct rkaccel_vm *vm)
 	return 0;
 }
 
-static void sim_reset(void *priv)
+/*
+ * Under the lock: the core stops (stale work and timers see the new
+ * generation) and its registers go to their defaults. @keep_status: the
+ * interrupt status survives, where sim_reset_keeps_status says a reset
+ * leaves it.
+ */
+static void sim_defaults_locked(struct rkaccel_sim_core *sim, bool keep_status)
 {
-	struct rkaccel_sim_core *sim = priv;
+	/* the simulator's refusal is its own, not silicon's: a reset ends it */
+	u32 raw = *sim_reg(sim, RKNPU_PC_INTERRUPT_RAW_STATUS) & ~RKNPU_INT_SIM_UNSUPPORTED;
+
+	sim->generation++;
+	memset(sim->regs, 0, sizeof(sim->regs));
+	if (keep_status)
+		*sim_reg(sim, RKNPU_PC_INTERRUPT_RAW_STATUS) = raw;
+	sim->chain_tasks = 0;
+	WRITE_ONCE(sim->exec_tasks, 0);
+	sim->vm = NULL;
+}
+
+/*
+ * sim_reset_hold_ms: hold the driver's reset until the core's clock stops
+ * (or the time is up), so that whatever stops the clock meanwhile (system
+ * suspend) meets recovery mid-reset, every time.
+ */
+static void sim_reset_hold(struct rkaccel_sim_core *sim)
+{
+	unsigned int ms = READ_ONCE(sim_reset_hold_ms);
+
+	if (ms)
+		wait_event_timeout(sim->hold, !READ_ONCE(sim->clocked), msecs_to_jiffies(ms));
+}
+
+/* The block's reset, pulsed by the driver after the core's reset lines. */
+static void sim_reset_block(struct rkaccel_sim_core *sim, bool hold)
+{
 	unsigned long flags;
-	u32 raw;
 
 	spin_lock_irqsave(&sim->lock, flags);
 	sim->generation++;
@@ -351,17 +439,106 @@ static void sim_reset(void *priv)
 
 	scoped_guard(spinlock_irqsave, &resets_lock)
 		resets++;
+	if (hold)
+		sim_reset_hold(sim);
 
 	spin_lock_irqsave(&sim->lock, flags);
-	/* the simulator's refusal is its own, not silicon's: a reset ends it */
-	raw = *sim_reg(sim, RKNPU_PC_INTERRUPT_RAW_STATUS) & ~RKNPU_INT_SIM_UNSUPPORTED;
-	memset(sim->regs, 0, sizeof(sim->regs));
-	if (READ_ONCE(sim_reset_keeps_status))
-		*sim_reg(sim, RKNPU_PC_INTERRUPT_RAW_STATUS) = raw;
-	sim->chain_tasks = 0;
-	WRITE_ONCE(sim->exec_tasks, 0);
-	sim->vm = NULL;
+	sim_defaults_locked(sim, READ_ONCE(sim_reset_keeps_status));
 	spin_unlock_irqrestore(&sim->lock, flags);
+}
+
+static void sim_reset(void *priv)
+{
+	sim_reset_block(priv, true);
+}
+
+/* The core at @pos, with its lock taken; NULL when none is claimed there. */
+static struct rkaccel_sim_core *sim_at_lock_core(unsigned int pos)
+	__acquires(&sim_at_lock)
+{
+	spin_lock(&sim_at_lock);
+	return pos < RKACCEL_MAX_CORES ? sim_at[pos] : NULL;
+}
+
+/**
+ * rkaccel_sim_core_clock - the CRU prepared or unprepared a core's aclk.
+ * @pos: the core's position.
+ * @on: prepared.
+ */
+void rkaccel_sim_core_clock(unsigned int pos, bool on)
+{
+	struct rkaccel_sim_core *sim;
+	unsigned long flags;
+
+	local_irq_save(flags);
+	sim = sim_at_lock_core(pos);
+	if (sim) {
+		spin_lock(&sim->lock);
+		WRITE_ONCE(sim->clocked, on);
+		spin_unlock(&sim->lock);
+		wake_up(&sim->hold);
+	}
+	spin_unlock(&sim_at_lock);
+	local_irq_restore(flags);
+}
+
+/**
+ * rkaccel_sim_core_reset_line - the CRU asserted or released a reset line.
+ * @pos: the core's position.
+ * @line: 0 (srst_a) or 1 (srst_h).
+ * @asserted: asserted.
+ *
+ * While any line is asserted the core's registers do not answer; the last
+ * line released leaves them at their defaults.
+ */
+void rkaccel_sim_core_reset_line(unsigned int pos, unsigned int line, bool asserted)
+{
+	struct rkaccel_sim_core *sim;
+	unsigned long flags;
+
+	local_irq_save(flags);
+	sim = sim_at_lock_core(pos);
+	if (sim) {
+		spin_lock(&sim->lock);
+		if (asserted) {
+			sim->reset_lines |= BIT(line);
+			sim->generation++;	/* the core stops now */
+		} else if (sim->reset_lines & BIT(line)) {
+			sim->reset_lines &= ~BIT(line);
+			if (!sim->reset_lines)
+				sim_defaults_locked(sim, READ_ONCE(sim_reset_keeps_status));
+		}
+		spin_unlock(&sim->lock);
+	}
+	spin_unlock(&sim_at_lock);
+	local_irq_restore(flags);
+}
+
+/**
+ * rkaccel_sim_core_power - the core's power domains went on or off.
+ * @pos: the core's position.
+ * @on: all of its domains (and the NPU's top domain) are on.
+ *
+ * Off, the core loses every register and stops whatever it ran.
+ */
+void rkaccel_sim_core_power(unsigned int pos, bool on)
+{
+	struct rkaccel_sim_core *sim;
+	unsigned long flags;
+
+	local_irq_save(flags);
+	sim = sim_at_lock_core(pos);
+	if (sim) {
+		spin_lock(&sim->lock);
+		if (!on && sim->powered) {
+			sim_defaults_locked(sim, false);
+			power_losses++;	/* under sim_at_lock */
+		}
+		sim->powered = on;
+		spin_unlock(&sim->lock);
+	}
+	spin_unlock(&sim_at_lock);
+	local_irq_restore(flags);
 }
 
 /* What the program counter needs from one task's regcmd. */
@@ -652,9 +829,10 @@ static void *sim_claim(struct device *dev, const struct resource *pc,
 		       const struct rkaccel_soc_data *soc, int irq)
 {
 	struct rkaccel_sim_core *sim;
+	unsigned int pos;
 	u32 version;
 
-	if (!rkaccel_sim_soc_claims(soc, pc->start, &version))
+	if (!rkaccel_sim_soc_claims(soc, pc->start, &pos, &version))
 		return NULL;
 	sim = kzalloc(sizeof(*sim), GFP_KERNEL);
 	if (!sim)
@@ -670,11 +848,17 @@ static void *sim_claim(struct device *dev, const struct resource *pc,
 	sim->soc = soc;
 	sim->irq = irq;
 	sim->hw_version = version;
+	sim->pos = pos;
+	sim->powered = rkaccel_sim_soc_core_powered(pos);
+	sim->clocked = rkaccel_sim_soc_core_clocked(pos);
+	init_waitqueue_head(&sim->hold);
 	spin_lock_init(&sim->lock);
 	INIT_WORK(&sim->exec, sim_exec);
 	hrtimer_setup(&sim->done, sim_done, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	scoped_guard(mutex, &sim_cores_lock)
 		list_add_tail(&sim->node, &sim_cores);
+	scoped_guard(spinlock_irqsave, &sim_at_lock)
+		sim_at[pos] = sim;
 	if (READ_ONCE(sim_pending_at_load)) {
 		/* before the driver has a handler: the line is up when it asks */
 		*sim_reg(sim, RKNPU_PC_INTERRUPT_RAW_STATUS) = RKNPU_INT_DPU_DONE;
@@ -688,7 +872,9 @@ static void sim_release(void *priv)
 {
 	struct rkaccel_sim_core *sim = priv;
 
-	sim_reset(sim);
+	scoped_guard(spinlock_irqsave, &sim_at_lock)
+		sim_at[sim->pos] = NULL;
+	sim_reset_block(sim, false);
 	scoped_guard(mutex, &sim_cores_lock)
 		list_del(&sim->node);
 	sim_core_free(sim);

@@ -14,7 +14,8 @@
  *
  * fault=<kind>:<core> breaks one core the way a bad board would, for the
  * probe's error paths: clock (its aclk is missing), irq (no interrupt, x86
- * only) or version (its registers read back zero).
+ * only) or version (its registers read back zero, as a fused core's would:
+ * the NPU then comes up without it).
  */
 
 #include <linux/clk-provider.h>
@@ -98,11 +99,13 @@ static unsigned int sim_fault_core;
  * @npu: the NPU clock, settable.
  * @npu_rate: its rate.
  * @clks: the clocks by id, NULL where a fault took one away.
- * @rcdev: the cores' resets (two per core), asserts counted only: the core's
- *	register block resets through its provider hook.
+ * @aclks: each core's aclk, a gate whose state the core sees.
+ * @rcdev: the cores' resets (two per core, srst_a and srst_h): while one is
+ *	asserted the core's registers do not answer.
  * @irq_base: first of the cores' software interrupts (no device tree).
  * @cores: the core devices it created (no device tree).
- * @pds: the power domains (device tree).
+ * @pds: the power domains (device tree); a core loses its registers when
+ *	its own domain or the top domain goes off.
  * @pd_table: @pds by id, for the provider.
  * @pd_data: the onecell provider data.
  */
@@ -112,6 +115,11 @@ struct sim_cru {
 	struct clk_hw npu;
 	unsigned long npu_rate;
 	struct clk_hw *clks[SIM_NUM_CLKS];
+	struct sim_aclk {
+		struct clk_hw hw;
+		unsigned int pos;
+		bool prepared;
+	} aclks[RKACCEL_MAX_CORES];
 	struct reset_controller_dev rcdev;
 	int irq_base;
 	struct platform_device *cores[RKACCEL_MAX_CORES];
@@ -125,8 +133,9 @@ static bool sim_faulty(enum sim_fault kind, unsigned int pos)
 	return sim_fault_kind == kind && sim_fault_core == pos;
 }
 
-/* Is @pc the register base of a core of @soc's kind? Its version if so. */
-bool rkaccel_sim_soc_claims(const struct rkaccel_soc_data *soc, phys_addr_t pc, u32 *version)
+/* Is @pc the register base of a core of @soc's kind? Its position and version if so. */
+bool rkaccel_sim_soc_claims(const struct rkaccel_soc_data *soc, phys_addr_t pc,
+			    unsigned int *pos_out, u32 *version)
 {
 	unsigned int i, pos;
 
@@ -137,6 +146,7 @@ bool rkaccel_sim_soc_claims(const struct rkaccel_soc_data *soc, phys_addr_t pc, 
 			if (sim_socs[i].base[pos] != pc)
 				continue;
 			*version = sim_faulty(SIM_FAULT_VERSION, pos) ? 0 : sim_socs[i].hw_version;
+			*pos_out = pos;
 			return true;
 		}
 	}
@@ -166,6 +176,51 @@ static const struct clk_ops sim_npu_ops = {
 	.set_rate = sim_npu_set_rate,
 };
 
+/* Each core's aclk prepared, by position, for a core claimed meanwhile. */
+static bool sim_aclk_on[RKACCEL_MAX_CORES];
+
+bool rkaccel_sim_soc_core_clocked(unsigned int pos)
+{
+	return READ_ONCE(sim_aclk_on[pos]);
+}
+
+/* A core's aclk: the core's registers answer only while it is prepared. */
+static int sim_aclk_prepare(struct clk_hw *hw)
+{
+	struct sim_aclk *a = container_of(hw, struct sim_aclk, hw);
+
+	a->prepared = true;
+	WRITE_ONCE(sim_aclk_on[a->pos], true);
+	rkaccel_sim_core_clock(a->pos, true);
+	return 0;
+}
+
+static void sim_aclk_unprepare(struct clk_hw *hw)
+{
+	struct sim_aclk *a = container_of(hw, struct sim_aclk, hw);
+
+	a->prepared = false;
+	WRITE_ONCE(sim_aclk_on[a->pos], false);
+	rkaccel_sim_core_clock(a->pos, false);
+}
+
+static int sim_aclk_is_prepared(struct clk_hw *hw)
+{
+	return container_of(hw, struct sim_aclk, hw)->prepared;
+}
+
+static unsigned long sim_aclk_recalc_rate(struct clk_hw *hw, unsigned long parent_rate)
+{
+	return SIM_BUS_HZ;
+}
+
+static const struct clk_ops sim_aclk_ops = {
+	.prepare = sim_aclk_prepare,
+	.unprepare = sim_aclk_unprepare,
+	.is_prepared = sim_aclk_is_prepared,
+	.recalc_rate = sim_aclk_recalc_rate,
+};
+
 static void sim_clk_unregister(void *hw)
 {
 	clk_hw_unregister(hw);
@@ -174,6 +229,32 @@ static void sim_clk_unregister(void *hw)
 static void sim_clk_unregister_fixed(void *hw)
 {
 	clk_hw_unregister_fixed_rate(hw);
+}
+
+static struct clk_hw *sim_bus_clk(struct device *dev, const char *name)
+{
+	struct clk_hw *hw = clk_hw_register_fixed_rate(NULL, name, NULL, 0, SIM_BUS_HZ);
+	int ret;
+
+	if (IS_ERR(hw))
+		return hw;
+	ret = devm_add_action_or_reset(dev, sim_clk_unregister_fixed, hw);
+	return ret ? ERR_PTR(ret) : hw;
+}
+
+static struct clk_hw *sim_aclk(struct device *dev, struct sim_cru *cru, unsigned int pos,
+			       const char *name)
+{
+	struct clk_init_data init = { .name = name, .ops = &sim_aclk_ops };
+	struct sim_aclk *a = &cru->aclks[pos];
+	int ret;
+
+	a->pos = pos;
+	a->hw.init = &init;
+	ret = clk_hw_register(NULL, &a->hw);
+	if (!ret)
+		ret = devm_add_action_or_reset(dev, sim_clk_unregister, &a->hw);
+	return ret ? ERR_PTR(ret) : &a->hw;
 }
 
 /*
@@ -211,12 +292,9 @@ static int sim_cru_clocks(struct device *dev, struct sim_cru *cru, unsigned int 
 					      bus[n]);
 			if (!name)
 				return -ENOMEM;
-			hw = clk_hw_register_fixed_rate(NULL, name, NULL, 0, SIM_BUS_HZ);
+			hw = n ? sim_bus_clk(dev, name) : sim_aclk(dev, cru, pos, name);
 			if (IS_ERR(hw))
 				return PTR_ERR(hw);
-			ret = devm_add_action_or_reset(dev, sim_clk_unregister_fixed, hw);
-			if (ret)
-				return ret;
 			cru->clks[SIM_CLK_CORE(pos, n)] = hw;
 		}
 	}
@@ -234,19 +312,60 @@ static struct clk_hw *sim_cru_of_clk(struct of_phandle_args *spec, void *data)
 	return cru->clks[id];
 }
 
-static int sim_reset_noop(struct reset_controller_dev *rcdev, unsigned long id)
+/* Reset id 2 * pos + line: line 0 is the core's srst_a, 1 its srst_h. */
+static int sim_reset_assert(struct reset_controller_dev *rcdev, unsigned long id)
 {
+	rkaccel_sim_core_reset_line(id / 2, id % 2, true);
+	return 0;
+}
+
+static int sim_reset_deassert(struct reset_controller_dev *rcdev, unsigned long id)
+{
+	rkaccel_sim_core_reset_line(id / 2, id % 2, false);
 	return 0;
 }
 
 static const struct reset_control_ops sim_reset_ops = {
-	.assert = sim_reset_noop,
-	.deassert = sim_reset_noop,
+	.assert = sim_reset_assert,
+	.deassert = sim_reset_deassert,
 };
 
-/* A domain has nothing to switch: genpd's state in debugfs is the record. */
-static int sim_pd_switch(struct generic_pm_domain *pd)
+/*
+ * Which power domains are off, by id (none without a device tree). Domains
+ * start off, as genpd is told; a core is powered while its own domain and
+ * the top one are on (genpd keeps the top on while a core's is).
+ */
+static bool sim_pd_off[SIM_NUM_PDS];
+/* The domains by id while a CRU provides them, to tell which one switches. */
+static struct generic_pm_domain *sim_pd_ids[SIM_NUM_PDS];
+
+bool rkaccel_sim_soc_core_powered(unsigned int pos)
 {
+	return !READ_ONCE(sim_pd_off[SIM_PD_TOP]) && !READ_ONCE(sim_pd_off[1 + pos]);
+}
+
+static void sim_pd_set(struct generic_pm_domain *pd, bool off)
+{
+	unsigned int id, pos;
+
+	for (id = 0; id < SIM_NUM_PDS && sim_pd_ids[id] != pd; id++)
+		;
+	if (id == SIM_NUM_PDS)
+		return;
+	WRITE_ONCE(sim_pd_off[id], off);
+	for (pos = 0; pos < RKACCEL_MAX_CORES; pos++)
+		rkaccel_sim_core_power(pos, rkaccel_sim_soc_core_powered(pos));
+}
+
+static int sim_pd_power_on(struct generic_pm_domain *pd)
+{
+	sim_pd_set(pd, false);
+	return 0;
+}
+
+static int sim_pd_power_off(struct generic_pm_domain *pd)
+{
+	sim_pd_set(pd, true);
 	return 0;
 }
 
@@ -257,8 +376,11 @@ static void sim_cru_pds_free(struct sim_cru *cru, int n)
 
 	for (i = n - 1; i > SIM_PD_TOP; i--)
 		pm_genpd_remove_subdomain(&cru->pds[SIM_PD_TOP], &cru->pds[i]);
-	for (i = n - 1; i >= 0; i--)
+	for (i = n - 1; i >= 0; i--) {
 		pm_genpd_remove(&cru->pds[i]);
+		sim_pd_ids[i] = NULL;
+		WRITE_ONCE(sim_pd_off[i], false);
+	}
 }
 
 static void sim_cru_pds_remove(void *data)
@@ -284,15 +406,22 @@ static int sim_cru_pds(struct device *dev, struct sim_cru *cru)
 		struct generic_pm_domain *pd = &cru->pds[i];
 
 		pd->name = sim_pd_name(dev, i);
-		pd->power_on = sim_pd_switch;
-		pd->power_off = sim_pd_switch;
+		pd->power_on = sim_pd_power_on;
+		pd->power_off = sim_pd_power_off;
+		sim_pd_ids[i] = pd;
+		WRITE_ONCE(sim_pd_off[i], true);
 		ret = pd->name ? pm_genpd_init(pd, NULL, true) : -ENOMEM;
-		if (ret)
+		if (ret) {
+			sim_pd_ids[i] = NULL;
+			WRITE_ONCE(sim_pd_off[i], false);
 			break;
+		}
 		cru->pd_table[i] = pd;
 		ret = i > SIM_PD_TOP ? pm_genpd_add_subdomain(&cru->pds[SIM_PD_TOP], pd) : 0;
 		if (ret) {
 			pm_genpd_remove(pd);
+			sim_pd_ids[i] = NULL;
+			WRITE_ONCE(sim_pd_off[i], false);
 			break;
 		}
 	}
@@ -558,10 +687,16 @@ static int sim_create(void)
 	if (IS_ERR(pdev))
 		return PTR_ERR(pdev);
 	sim_cru_pdev = pdev;
-	/* sim= asked for a device: every core must have probed, now. */
+	/*
+	 * sim= asked for a device: every core must have probed, now (async
+	 * probes too: rkaccel loaded with async_probe), but the one whose
+	 * registers fault=version: silences, which the NPU goes on without.
+	 */
+	wait_for_device_probe();
 	cru = platform_get_drvdata(pdev);
 	for (i = 0; cru && device_is_bound(&pdev->dev) && i < soc->num_cores; i++)
-		if (!cru->cores[i] || !device_is_bound(&cru->cores[i]->dev))
+		if ((!cru->cores[i] || !device_is_bound(&cru->cores[i]->dev)) &&
+		    !sim_faulty(SIM_FAULT_VERSION, i))
 			break;
 	if (cru && device_is_bound(&pdev->dev) && i == soc->num_cores)
 		return 0;
