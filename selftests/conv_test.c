@@ -808,6 +808,19 @@ FIXTURE_VARIANT_ADD(op, dw5_s1_c40) {
 FIXTURE_VARIANT_ADD(op, dw7_s2_c33) {
 	.w = 13, .h = 11, .c = 33, .n = 33, .k = 7, .sx = 2, .sy = 2,
 	.pl = 3, .pt = 2, .pr = 3, .pb = 3, .dw = true };
+/* AlexNet's 11x11/4 and strides 3 and 4 (unverified on silicon: datapath.rst). */
+FIXTURE_VARIANT_ADD(op, k11_s4_c3_n17) {
+	.w = 31, .h = 27, .c = 3, .n = 17, .k = 11, .sx = 4, .sy = 4,
+	.pl = 2, .pt = 1, .pr = 3, .pb = 2, .relu = true };
+FIXTURE_VARIANT_ADD(op, k9x11_sx3_sy4) {
+	.w = 29, .h = 26, .c = 20, .n = 33, .k = 9, .kh = 11, .sx = 3, .sy = 4,
+	.pl = 4, .pt = 5, .pr = 0, .pb = 10 };
+FIXTURE_VARIANT_ADD(op, k7_s2_asym_resnet_stem) {
+	.w = 24, .h = 20, .c = 3, .n = 40, .k = 7, .sx = 2, .sy = 2,
+	.pl = 3, .pt = 3, .pr = 2, .pb = 2, .per_channel = true, .relu = true };
+FIXTURE_VARIANT_ADD(op, dw5_s3_c20) {
+	.w = 17, .h = 14, .c = 20, .n = 20, .k = 5, .sx = 3, .sy = 3,
+	.pl = 2, .pt = 0, .pr = 1, .pb = 4, .dw = true };
 /* Per-channel weight scales: the BS multiplier from memory. */
 FIXTURE_VARIANT_ADD(op, k3_s2_per_channel) {
 	.w = 13, .h = 11, .c = 17, .n = 40, .k = 3, .sx = 2, .sy = 2,
@@ -917,7 +930,7 @@ TEST_F(op, refused_settings)
 		uint32_t val;
 		const char *log;
 	} cases[] = {
-		{ RKNPU_CNA_CONV_CON3, 3 << 3 | 3, "CNA_CONV_CON3 = 0x0000001b" },
+		{ RKNPU_CNA_CONV_CON3, 5 << 3 | 5, "CNA_CONV_CON3 = 0x0000002d" },
 		{ RKNPU_CNA_CONV_CON3, 1 << 16 | 1 << 3 | 1, "CNA_CONV_CON3 = 0x00010009" },
 		{ RKNPU_CNA_PAD_CON0, 0x70, "CNA_PAD_CON0 = 0x00000070" },
 		{ RKNPU_CNA_PAD_CON1, 0x1234, "CNA_PAD_CON1 = 0x00001234" },

@@ -1025,8 +1025,8 @@ static const struct edit edits2[] = {
 	{ "height", 44, 32, 7, -EINVAL, "height 7 x width 5 is not rows 30" },
 	{ "reserved", 52, 32, 1, -EINVAL, "reserved header byte 52" },
 	{ "op", L2(0, 64), 32, 9, -EINVAL, "layer 0: unknown op 9" },
-	{ "kernel", L2(0, 68), 32, 9, -EINVAL, "layer 0: kernel 9x3 out of range 1..7" },
-	{ "stride", L2(0, 76), 32, 3, -EINVAL, "layer 0: stride 3 out of range 1..2" },
+	{ "kernel", L2(0, 68), 32, 12, -EINVAL, "layer 0: kernel 12x3 out of range 1..11" },
+	{ "stride", L2(0, 76), 32, 5, -EINVAL, "layer 0: stride 5 out of range 1..4" },
 	{ "pad", L2(0, 80), 32, 3, -EINVAL, "layer 0: padding 3,1,1,1" },
 	{ "add later", L2(1, 96), 32, 5, -EINVAL, "layer 1: add_input 5 is not an earlier tensor" },
 	{ "add shape", L2(1, 96), 32, 0, -EINVAL, "layer 1: add_input 0 is 6x5x3, the output 3x3x8" },
@@ -1078,7 +1078,7 @@ TEST(text_errors)
 		{ "input 8x8x3\nsoftmax\n", "line 2: unknown operation 'softmax'" },
 		{ "input 8x8x3\nadd 0\n", "line 2: add follows a convolution" },
 		{ "input 8x8x3\n# nothing\n", "no layers" },
-		{ "input 8x8x3\nconv 9x9 c4\n", "layer 0: kernel 9x9 out of range" },
+		{ "input 16x16x3\nconv 12x12 c4\n", "layer 0: kernel 12x12 out of range" },
 	};
 	struct rkaccel_model *m = NULL;
 	char msg[256];

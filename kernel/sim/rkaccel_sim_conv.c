@@ -6,7 +6,7 @@
  * setting the datapath does not implement is refused with a dmesg line that
  * names the register and the SIM_UNSUPPORTED interrupt bit, never computed
  * wrongly. What it implements: a direct or depthwise int8 convolution with
- * a KxK kernel, stride 1 or 2 and zero-point padding on each side over a
+ * a KxK kernel, stride 1 to 4 and zero-point padding on each side over a
  * feature map in the NC1HWC2 layout (16-channel atoms), weights in the
  * CNA's kernel-group layout, int32 accumulation, then in the DPU an
  * optional per-channel int32 bias and multiplier (read by DPU_RDMA),
@@ -91,9 +91,10 @@ static u32 conv_refuse(const struct sim_conv *c, const char *name, u32 reg, cons
 /* Refuse the task, naming the register and why. */
 #define REFUSE(c, reg, why)	conv_refuse(c, #reg, RKNPU_##reg, why)
 
+/* Strides 3 and 4 are unverified on silicon (Documentation/datapath.rst). */
 static bool conv_stride_ok(u32 stride)
 {
-	return stride == 1 || stride == 2;
+	return stride >= 1 && stride <= 4;
 }
 
 /* Direct or depthwise: CNA, CORE and DPU must agree. */
@@ -129,7 +130,7 @@ static u32 conv_decode_mode(struct sim_conv *c, u32 op_enable)
 	c->stride_y = FIELD_GET(RKNPU_CONV_CON3_STRIDE_Y, con3);
 	if (!conv_stride_ok(c->stride_x) || !conv_stride_ok(c->stride_y) ||
 	    con3 & ~(RKNPU_CONV_CON3_STRIDE_X | RKNPU_CONV_CON3_STRIDE_Y))
-		return REFUSE(c, CNA_CONV_CON3, "only stride 1 or 2, no dilation or deconvolution");
+		return REFUSE(c, CNA_CONV_CON3, "only stride 1..4, no dilation or deconvolution");
 	if (!(conv_reg(c, RKNPU_CNA_CVT_CON0) & RKNPU_CVT_CON0_CVT_BYPASS))
 		return REFUSE(c, CNA_CVT_CON0, "input conversion must be bypassed");
 	if (conv_reg(c, RKNPU_CNA_DCOMP_CTRL))

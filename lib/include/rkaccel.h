@@ -147,8 +147,8 @@ struct rkaccel_layer_desc {
 	const int32_t *bias;     /* [out_features] */
 	/* version 2.0: zero for a fully connected layer */
 	uint32_t op;             /* enum rkaccel_op */
-	uint32_t kernel_w, kernel_h;	/* 1..7 (pools 1..16; 0x0 global average) */
-	uint32_t stride;         /* 1 or 2 (pools 1..16) */
+	uint32_t kernel_w, kernel_h;	/* 1..11 (pools 1..16; 0x0 global average) */
+	uint32_t stride;         /* 1..4 (pools 1..16) */
 	uint32_t pad_top, pad_left, pad_bottom, pad_right;	/* each < the kernel */
 	uint32_t add_input;      /* with RKACCEL_LAYER_ADD: 0 model input, i + 1 layer i */
 	const float *weight_scales;	/* per output channel, each <= weight_scale; or NULL */
