@@ -166,16 +166,20 @@ static int plan_quant(struct layer_plan *lp)
 	return ret || lp->ew_shift > 31 ? -ERANGE : 0;
 }
 
-int conv_plan(struct layer_plan *lp, uint32_t banks)
+/*
+ * The window as the CNA reads it. A fully connected layer is a 1x1
+ * convolution: over the image (@column false) or over its pixels as one
+ * column, whose tiles may hold more pixels than an image's rows.
+ */
+static int plan_window(struct layer_plan *lp, bool column)
 {
 	const struct rkaccel_layer_desc *d = lp->desc;
 	bool fc = d->op == RKACCEL_OP_FC;
 
-	/* a 1x1 layer reads the pixels as one column: the longest tiles */
-	lp->in_h = fc ? lp->in.h * lp->in.w : lp->in.h;
-	lp->in_w = fc ? 1 : lp->in.w;
-	lp->out_h = fc ? lp->out.h * lp->out.w : lp->out.h;
-	lp->out_w = fc ? 1 : lp->out.w;
+	lp->in_h = column ? lp->in.h * lp->in.w : lp->in.h;
+	lp->in_w = column ? 1 : lp->in.w;
+	lp->out_h = column ? lp->out.h * lp->out.w : lp->out.h;
+	lp->out_w = column ? 1 : lp->out.w;
 	lp->kw = fc ? 1 : d->kernel_w;
 	lp->kh = fc ? 1 : d->kernel_h;
 	lp->stride_x = fc ? 1 : d->stride;
@@ -183,18 +187,41 @@ int conv_plan(struct layer_plan *lp, uint32_t banks)
 	lp->pad_t = d->pad_top;
 	lp->pad_l = d->pad_left;
 	lp->taps = lp->kw * lp->kh;
-	lp->dw = d->op == RKACCEL_OP_DWCONV;
-	lp->out_int32 = d->flags & RKACCEL_LAYER_OUT_INT32;
-	lp->per_channel = d->weight_scales != NULL;
-	lp->channels_padded = ALIGN_UP(d->in_features, RKNPU_CHANNEL_ALIGN);
-	lp->kernels = lp->dw ? 1 : ALIGN_UP(d->out_features, 2);
 	if (lp->in_w > TASK_MAX_LINES || lp->out_w > TASK_MAX_LINES)
 		return -E2BIG;
 	/* SURF_STRIDE = plane / 16 - LINE_STRIDE may not be negative (compile.h) */
 	if (lp->in.plane / 16 < lp->in_w * RKNPU_ATOM_BYTES / 4)
 		return -E2BIG;
-	if (plan_tiles(lp, banks))
+	return 0;
+}
+
+static uint64_t plan_tasks(const struct layer_plan *lp)
+{
+	return (uint64_t)lp->channel_tiles * DIV_UP(lp->kernels, lp->tile_kernels) *
+	       DIV_UP(lp->out_h, lp->tile_rows);
+}
+
+int conv_plan(struct layer_plan *lp, uint32_t banks)
+{
+	const struct rkaccel_layer_desc *d = lp->desc;
+	bool fc = d->op == RKACCEL_OP_FC;
+	struct layer_plan image;
+	bool image_ok;
+
+	lp->dw = d->op == RKACCEL_OP_DWCONV;
+	lp->out_int32 = d->flags & RKACCEL_LAYER_OUT_INT32;
+	lp->per_channel = d->weight_scales != NULL;
+	lp->channels_padded = ALIGN_UP(d->in_features, RKNPU_CHANNEL_ALIGN);
+	lp->kernels = lp->dw ? 1 : ALIGN_UP(d->out_features, 2);
+	image = *lp;
+	image_ok = !plan_window(&image, false) && !plan_tiles(&image, banks);
+	/* a fully connected layer: the pixels as one column when that takes fewer tasks */
+	if (fc && lp->in.w > 1 && !plan_window(lp, true) && !plan_tiles(lp, banks) &&
+	    (!image_ok || plan_tasks(lp) < plan_tasks(&image)))
+		return plan_quant(lp);
+	if (!image_ok)
 		return -E2BIG;
+	*lp = image;
 	return plan_quant(lp);
 }
 

@@ -112,7 +112,7 @@ const char *rkaccel_strerror(int err);
 
 /* Limits enforced by rkaccel_model_validate() and so by every parse. */
 #define RKACCEL_MODEL_MAX_LAYERS	16
-#define RKACCEL_MODEL_MAX_FEATURES	8192		/* in_features, out_features */
+#define RKACCEL_MODEL_MAX_FEATURES	32768		/* in_features, out_features (VGG: 25088) */
 #define RKACCEL_MODEL_MAX_ROWS		65536
 #define RKACCEL_MODEL_MAX_WEIGHT_BYTES	(256u << 20)	/* all layers together */
 #define RKACCEL_MODEL_MAX_ABS_BIAS	(1 << 30)	/* |bias| <= 2^30: no int32 overflow */
