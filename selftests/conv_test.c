@@ -10,6 +10,7 @@
 
 #include "kselftest_harness.h"
 #include "conv_run.h"
+#include "net_ref.h"
 #include "regcmd.h"
 #include "rkaccel_npu_regs.h"
 
@@ -157,6 +158,19 @@ FIXTURE_VARIANT_ADD(conv, rows_tiled) { .rows = 2100, .k = 20, .n = 10, .min_tas
 /* Weights larger than the CBUF: tiled over kernels, and rows with them. */
 FIXTURE_VARIANT_ADD(conv, kernels_tiled) { .rows = 40, .k = 3000, .n = 130, .min_tasks = 4 };
 
+/*
+ * More input channels than one task reads (8192) or one group of kernels'
+ * weights in the CBUF: tiled over input channels, int32 partial sums added
+ * in EW, ReLU and requantization after the last tile.
+ */
+FIXTURE_VARIANT_ADD(conv, channels_tiled_relu) {
+	.rows = 3, .k = 9000, .n = 40, .flags = RKACCEL_LAYER_RELU, .min_tasks = 2 };
+FIXTURE_VARIANT_ADD(conv, channels_tiled_int32) {
+	.rows = 2, .k = 12000, .n = 33, .flags = RKACCEL_LAYER_OUT_INT32, .min_tasks = 2 };
+/* VGG-16's first FC (K 25088), 64 of its 4096 outputs: five channel tiles. */
+FIXTURE_VARIANT_ADD(conv, vgg_fc_k25088) {
+	.rows = 1, .k = 25088, .n = 64, .flags = RKACCEL_LAYER_RELU, .min_tasks = 4 };
+
 TEST_F(conv, layer_bit_exact)
 {
 	struct conv_env *env = &self->e;
@@ -207,6 +221,84 @@ TEST_F(conv, mlp_three_layers)
 				 variant->flags));
 	EXPECT_LE(3, rkaccel_program_tasks(env->run.prog));
 	RUN_AND_COMPARE(env);
+}
+
+/*
+ * Whole layers as the compiler tiles them, from net descriptions: kernels
+ * up to 11x11, strides up to 4, asymmetric padding, pools in row bands,
+ * convolutions over input-channel tiles; bit-exact against net_ref.h.
+ */
+FIXTURE(tiled) {
+	struct conv_env e;
+};
+
+FIXTURE_VARIANT(tiled) {
+	const char *net;
+	uint32_t min_tasks;
+};
+
+FIXTURE_SETUP(tiled)
+{
+	ASSERT_EQ(0, env_setup(&self->e));
+}
+
+FIXTURE_TEARDOWN(tiled)
+{
+	env_teardown(&self->e);
+}
+
+/* AlexNet's first layer at a smaller input: 11x11, stride 4. */
+FIXTURE_VARIANT_ADD(tiled, k11_s4_alexnet) {
+	.net = "input 71x67x3\nconv 11x11 s4 c24 pad 2\n", .min_tasks = 1 };
+/* ResNet's stem, padded 3 before and 2 after (TF "same"), per-channel, then its pool. */
+FIXTURE_VARIANT_ADD(tiled, k7_s2_stem_asym_pool) {
+	.net = "input 40x38x3\nconv 7x7 s2 c32 pad 3,3,2,2 pc\nmaxpool 3x3 s2 pad 1\n",
+	.min_tasks = 2 };
+FIXTURE_VARIANT_ADD(tiled, k5_s3_dw9_s4) {
+	.net = "input 45x41x20\nconv 5x5 s3 c36 pad 1,2,0,3\ndw 9x9 s4 pad 4\n",
+	.min_tasks = 2 };
+/* VGG's 2x2/2 pool over 224x224: three row bands of one plane each in the CBUF. */
+FIXTURE_VARIANT_ADD(tiled, vgg_pool_bands) {
+	.net = "input 224x224x20\nmaxpool 2x2 s2\n", .min_tasks = 3 };
+FIXTURE_VARIANT_ADD(tiled, avgpool_bands_padded) {
+	.net = "input 240x230x3\navgpool 3x3 s2 pad 1\n", .min_tasks = 2 };
+/* VGG-like rows: 3x3 over 96x96x64, tiled over rows. */
+FIXTURE_VARIANT_ADD(tiled, vgg_conv_rows) {
+	.net = "input 96x96x64\nconv 3x3 c64\n", .min_tasks = 2 };
+/* A KxK convolution over input-channel tiles (9000 channels > 8192 a task). */
+FIXTURE_VARIANT_ADD(tiled, k3_channels_tiled) {
+	.net = "input 5x4x9000\nconv 3x3 c20\n", .min_tasks = 2 };
+
+TEST_F(tiled, bit_exact)
+{
+	struct conv_env *env = &self->e;
+	const struct rkaccel_model_desc *d;
+	struct rkaccel_tensor_shape in, out;
+	char msg[256] = "";
+	size_t i, n;
+
+	ASSERT_EQ(0, rkaccel_model_from_text(17, variant->net, &env->model, msg, sizeof(msg)))
+		TH_LOG("%s", msg);
+	d = rkaccel_model_desc(env->model);
+	ASSERT_EQ(0, rkaccel_model_tensor(d, 0, &in));
+	ASSERT_EQ(0, rkaccel_model_tensor(d, d->num_layers, &out));
+	ASSERT_EQ(0, conv_run_prepare(env->fd, &env->info, d, &env->run));
+	ksft_print_msg("%u tasks\n", rkaccel_program_tasks(env->run.prog));
+	EXPECT_LE(variant->min_tasks, rkaccel_program_tasks(env->run.prog));
+	n = (size_t)out.height * out.width * out.channels;
+	env->in = malloc((size_t)in.height * in.width * in.channels);
+	env->out = calloc(n, 1);
+	env->ref = calloc(n, 1);
+	ASSERT_TRUE(env->in && env->out && env->ref);
+	rkt_fill_i8(env->in, (size_t)in.height * in.width * in.channels, 4711);
+	ASSERT_EQ(0, conv_run_input(&env->run, env->in));
+	ASSERT_EQ(0, ref_net(d, env->in, env->ref));
+	ASSERT_EQ(0, conv_run_exec(env->fd, env->ctx, &env->run));
+	ASSERT_EQ(0, conv_run_output(&env->run, env->out));
+	for (i = 0; i < n; i++)
+		if (((int8_t *)env->out)[i] != ((int8_t *)env->ref)[i])
+			break;
+	EXPECT_EQ(n, i) TH_LOG("byte %zu of %zu differs", i, n);
 }
 
 /* --- failures: loud, contained, and the device stays healthy ------------------ */
