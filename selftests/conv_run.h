@@ -46,11 +46,14 @@ static inline int conv_run_prepare(int fd, const struct rkaccel_info *info,
 			return ret;
 		addr[i] = r->bo[i].npu_addr;
 	}
-	memcpy(r->bo[RKACCEL_BUF_WEIGHTS].map, rkaccel_program_weights(r->prog),
-	       rkaccel_program_size(r->prog, RKACCEL_BUF_WEIGHTS));
-	ret = rkt_bo_seal(fd, r->bo[RKACCEL_BUF_WEIGHTS].handle);
-	if (ret)
-		return ret;
+	/* a model of pools alone has no weights */
+	if (rkaccel_program_size(r->prog, RKACCEL_BUF_WEIGHTS)) {
+		memcpy(r->bo[RKACCEL_BUF_WEIGHTS].map, rkaccel_program_weights(r->prog),
+		       rkaccel_program_size(r->prog, RKACCEL_BUF_WEIGHTS));
+		ret = rkt_bo_seal(fd, r->bo[RKACCEL_BUF_WEIGHTS].handle);
+		if (ret)
+			return ret;
+	}
 	r->rows = d->rows;
 	ret = rkaccel_model_tensor(d, d->num_layers, &out);
 	if (ret)

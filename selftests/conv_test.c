@@ -155,8 +155,8 @@ FIXTURE_VARIANT_ADD(conv, int32_relu) {
 	.flags = RKACCEL_LAYER_OUT_INT32 | RKACCEL_LAYER_RELU, .min_tasks = 1 };
 /* More rows than DATAIN_HEIGHT holds: tiled over rows. */
 FIXTURE_VARIANT_ADD(conv, rows_tiled) { .rows = 2100, .k = 20, .n = 10, .min_tasks = 2 };
-/* Weights larger than the CBUF: tiled over kernels, and rows with them. */
-FIXTURE_VARIANT_ADD(conv, kernels_tiled) { .rows = 40, .k = 3000, .n = 130, .min_tasks = 4 };
+/* Weights larger than the CBUF: tiled over kernels (64, 64, 2: the fewest tasks). */
+FIXTURE_VARIANT_ADD(conv, kernels_tiled) { .rows = 40, .k = 3000, .n = 130, .min_tasks = 3 };
 
 /*
  * More input channels than one task reads (8192) or one group of kernels'
@@ -262,9 +262,9 @@ FIXTURE_VARIANT_ADD(tiled, vgg_pool_bands) {
 	.net = "input 224x224x20\nmaxpool 2x2 s2\n", .min_tasks = 3 };
 FIXTURE_VARIANT_ADD(tiled, avgpool_bands_padded) {
 	.net = "input 240x230x3\navgpool 3x3 s2 pad 1\n", .min_tasks = 2 };
-/* VGG-like rows: 3x3 over 96x96x64, tiled over rows. */
-FIXTURE_VARIANT_ADD(tiled, vgg_conv_rows) {
-	.net = "input 96x96x64\nconv 3x3 c64\n", .min_tasks = 2 };
+/* Long lines of 64 channels: three row tiles, each reading its neighbours' halo rows. */
+FIXTURE_VARIANT_ADD(tiled, k3_row_tiles) {
+	.net = "input 64x200x64\nconv 3x3 c16\n", .min_tasks = 3 };
 /* A KxK convolution over input-channel tiles (9000 channels > 8192 a task). */
 FIXTURE_VARIANT_ADD(tiled, k3_channels_tiled) {
 	.net = "input 5x4x9000\nconv 3x3 c20\n", .min_tasks = 2 };
@@ -511,17 +511,17 @@ TEST_F(fail, mac_time_follows_clock)
 /* One job holds at most max_tasks hardware tasks: a bigger program is refused. */
 TEST_F(fail, too_many_tasks_refused)
 {
-	uint32_t features[2] = { 3000, 130 };	/* 2 kernel tiles x 2 row tiles */
+	uint32_t features[2] = { 3000, 130 };	/* 3 kernel tiles of 64, 64, 2: one row tile */
 	struct rkaccel_info info = self->e.info;
 	struct rkaccel_program *prog;
 
 	ASSERT_EQ(0, rkaccel_model_random(9, 40, 1, features, 0, &self->e.model));
-	info.max_tasks = 3;
+	info.max_tasks = 2;
 	EXPECT_EQ(-E2BIG, rkaccel_program_compile(rkaccel_model_desc(self->e.model), &info,
 						  &prog));
-	info.max_tasks = 4;
+	info.max_tasks = 3;
 	ASSERT_EQ(0, rkaccel_program_compile(rkaccel_model_desc(self->e.model), &info, &prog));
-	EXPECT_EQ(4, rkaccel_program_tasks(prog));
+	EXPECT_EQ(3, rkaccel_program_tasks(prog));
 	EXPECT_EQ(1, rkaccel_program_starts(prog));
 	rkaccel_program_free(prog);
 }
