@@ -185,7 +185,6 @@
  * no public driver emits it: unverified on silicon, Documentation/datapath.rst).
  */
 #define   RKNPU_EW_CFG_ADD_INT32		0x90c200c0
-#define   RKNPU_EW_CFG_EDATA_SIZE		0x00c00000
 #define RKNPU_DPU_EW_CVT_OFFSET		0x4074
 #define RKNPU_DPU_EW_CVT_SCALE		0x4078
 #define   RKNPU_EW_CVT_TRUNCATE			0xffc00000
