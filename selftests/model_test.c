@@ -239,7 +239,7 @@ TEST(random_bad_args)
 {
 	static const uint32_t f[] = { 8, 8, 8 };
 	static const uint32_t zero[] = { 8, 0, 8 };
-	static const uint32_t big[] = { 8, 8193 };
+	static const uint32_t big[] = { 8, 32769 };
 	struct rkaccel_model *m = NULL;
 
 	EXPECT_EQ(-EINVAL, rkaccel_model_random(1, 1, 2, NULL, 0, &m));
@@ -854,7 +854,7 @@ TEST_F(desc, flags)
 TEST_F(desc, zero_sizes)
 {
 	self->l[0].in_features = 0;
-	EXPECT_INVALID("layer 0: in_features 0 out of range 1..8192");
+	EXPECT_INVALID("layer 0: in_features 0 out of range 1..32768");
 	self->l[0].in_features = 8;
 	self->l[2].out_features = 0;
 	EXPECT_INVALID("layer 2: out_features 0 out of range");
@@ -871,8 +871,8 @@ TEST_F(desc, huge_sizes)
 	static int32_t bias[8192];
 	struct rkaccel_layer_desc big[5];
 
-	self->l[0].in_features = 8193;
-	EXPECT_INVALID("layer 0: in_features 8193 out of range");
+	self->l[0].in_features = 32769;
+	EXPECT_INVALID("layer 0: in_features 32769 out of range");
 	self->l[0].in_features = UINT32_MAX;
 	EXPECT_INVALID("in_features 4294967295 out of range");
 	self->l[0].in_features = 8;
