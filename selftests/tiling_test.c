@@ -150,6 +150,8 @@ static const struct shape shapes[] = {
 	{ "vgg16", "14x14x512", "conv 3x3 c512" },
 	{ "vgg16", "14x14x512", "maxpool 2x2 s2" },
 	{ "vgg16", "1x1x25088", "fc 4096 relu" },
+	/* the same FC as the ONNX converter lowers it: a 7x7 kernel over the 7x7 map */
+	{ "vgg16", "7x7x512", "conv 7x7 c4096 pad 0" },
 	{ "vgg16", "1x1x4096", "fc 4096 relu" },
 	{ "vgg16", "1x1x4096", "fc 1000" },
 };
