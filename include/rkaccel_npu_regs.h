@@ -180,6 +180,11 @@
  * EDATA_SIZE 1, ALU algo add, LUT bypassed, operand from memory), ReLU aside.
  */
 #define   RKNPU_EW_CFG_ADD_INT8			0x904200c0
+/*
+ * The same with EDATA_SIZE 3 (32-bit operand, per the register description;
+ * no public driver emits it: unverified on silicon, Documentation/datapath.rst).
+ */
+#define   RKNPU_EW_CFG_ADD_INT32		0x90c200c0
 #define RKNPU_DPU_EW_CVT_OFFSET		0x4074
 #define RKNPU_DPU_EW_CVT_SCALE		0x4078
 #define   RKNPU_EW_CVT_TRUNCATE			0xffc00000
@@ -270,6 +275,8 @@
 #define   RKNPU_ERDMA_CFG_DISABLE		0x00000001
 /* ERDMA_CFG reading an int8 tensor: DATA_MODE 1, DATA_SIZE 1 (Mesa's add). */
 #define   RKNPU_ERDMA_CFG_INT8			0x40000004
+/* ERDMA_CFG reading an int32 tensor: DATA_SIZE 3 (unverified on silicon). */
+#define   RKNPU_ERDMA_CFG_INT32			0x4000000c
 #define RKNPU_RDMA_EW_BASE_ADDR		0x5038
 #define RKNPU_RDMA_EW_SURF_STRIDE	0x5040
 #define RKNPU_RDMA_FEATURE_MODE_CFG	0x5044

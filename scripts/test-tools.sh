@@ -61,8 +61,8 @@ t "mkmodel --layers ' 4'" 2 "not a decimal number" \
 	"$mk" --random 1 --rows 2 --layers " 4,4" -o "$tmp/m"
 t "mkmodel --layers 0" 2 "field 2 '0' is out of range" \
 	"$mk" --random 1 --rows 2 --layers 4,0 -o "$tmp/m"
-t "mkmodel --layers 8193" 2 "field 1 '8193' is out of range" \
-	"$mk" --random 1 --rows 2 --layers 8193,4 -o "$tmp/m"
+t "mkmodel --layers 32769" 2 "field 1 '32769' is out of range" \
+	"$mk" --random 1 --rows 2 --layers 32769,4 -o "$tmp/m"
 t "mkmodel --layers 18 fields" 2 "more than 17 fields" \
 	"$mk" --random 1 --rows 2 --layers 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18 -o "$tmp/m"
 t "mkmodel --layers one count" 2 "at least two" \

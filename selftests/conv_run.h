@@ -18,12 +18,14 @@ struct conv_run {
 	struct rkaccel_pc_start starts[CONV_MAX_STARTS];
 	uint32_t nstarts;
 	uint32_t rows, in_features, out_features, out_bytes;
+	uint32_t out_rows;	/* output pixels: fewer than rows after a stride or pool */
 };
 
 static inline int conv_run_prepare(int fd, const struct rkaccel_info *info,
 				   const struct rkaccel_model_desc *d, struct conv_run *r)
 {
 	uint64_t addr[RKACCEL_BUF_COUNT] = { 0 };
+	struct rkaccel_tensor_shape out;
 	int i, ret;
 
 	memset(r, 0, sizeof(*r));
@@ -44,12 +46,19 @@ static inline int conv_run_prepare(int fd, const struct rkaccel_info *info,
 			return ret;
 		addr[i] = r->bo[i].npu_addr;
 	}
-	memcpy(r->bo[RKACCEL_BUF_WEIGHTS].map, rkaccel_program_weights(r->prog),
-	       rkaccel_program_size(r->prog, RKACCEL_BUF_WEIGHTS));
-	ret = rkt_bo_seal(fd, r->bo[RKACCEL_BUF_WEIGHTS].handle);
+	/* a model of pools alone has no weights */
+	if (rkaccel_program_size(r->prog, RKACCEL_BUF_WEIGHTS)) {
+		memcpy(r->bo[RKACCEL_BUF_WEIGHTS].map, rkaccel_program_weights(r->prog),
+		       rkaccel_program_size(r->prog, RKACCEL_BUF_WEIGHTS));
+		ret = rkt_bo_seal(fd, r->bo[RKACCEL_BUF_WEIGHTS].handle);
+		if (ret)
+			return ret;
+	}
+	r->rows = d->rows;
+	ret = rkaccel_model_tensor(d, d->num_layers, &out);
 	if (ret)
 		return ret;
-	r->rows = d->rows;
+	r->out_rows = out.height * out.width;
 	r->in_features = d->layers[0].in_features;
 	r->out_features = d->layers[d->num_layers - 1].out_features;
 	r->out_bytes = d->layers[d->num_layers - 1].flags & RKACCEL_LAYER_OUT_INT32 ? 4 : 1;
@@ -124,7 +133,7 @@ static inline int conv_run_output(struct conv_run *r, void *out)
 {
 	struct rkt_bo *bo = &r->bo[RKACCEL_BUF_OUTPUT];
 
-	return rkaccel_from_native(bo->map, bo->map_len, r->rows, r->out_features,
+	return rkaccel_from_native(bo->map, bo->map_len, r->out_rows, r->out_features,
 				   r->out_bytes, out);
 }
 

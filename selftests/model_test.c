@@ -239,7 +239,7 @@ TEST(random_bad_args)
 {
 	static const uint32_t f[] = { 8, 8, 8 };
 	static const uint32_t zero[] = { 8, 0, 8 };
-	static const uint32_t big[] = { 8, 8193 };
+	static const uint32_t big[] = { 8, 32769 };
 	struct rkaccel_model *m = NULL;
 
 	EXPECT_EQ(-EINVAL, rkaccel_model_random(1, 1, 2, NULL, 0, &m));
@@ -854,7 +854,7 @@ TEST_F(desc, flags)
 TEST_F(desc, zero_sizes)
 {
 	self->l[0].in_features = 0;
-	EXPECT_INVALID("layer 0: in_features 0 out of range 1..8192");
+	EXPECT_INVALID("layer 0: in_features 0 out of range 1..32768");
 	self->l[0].in_features = 8;
 	self->l[2].out_features = 0;
 	EXPECT_INVALID("layer 2: out_features 0 out of range");
@@ -871,8 +871,8 @@ TEST_F(desc, huge_sizes)
 	static int32_t bias[8192];
 	struct rkaccel_layer_desc big[5];
 
-	self->l[0].in_features = 8193;
-	EXPECT_INVALID("layer 0: in_features 8193 out of range");
+	self->l[0].in_features = 32769;
+	EXPECT_INVALID("layer 0: in_features 32769 out of range");
 	self->l[0].in_features = UINT32_MAX;
 	EXPECT_INVALID("in_features 4294967295 out of range");
 	self->l[0].in_features = 8;
@@ -1025,8 +1025,8 @@ static const struct edit edits2[] = {
 	{ "height", 44, 32, 7, -EINVAL, "height 7 x width 5 is not rows 30" },
 	{ "reserved", 52, 32, 1, -EINVAL, "reserved header byte 52" },
 	{ "op", L2(0, 64), 32, 9, -EINVAL, "layer 0: unknown op 9" },
-	{ "kernel", L2(0, 68), 32, 9, -EINVAL, "layer 0: kernel 9x3 out of range 1..7" },
-	{ "stride", L2(0, 76), 32, 3, -EINVAL, "layer 0: stride 3 out of range 1..2" },
+	{ "kernel", L2(0, 68), 32, 12, -EINVAL, "layer 0: kernel 12x3 out of range 1..11" },
+	{ "stride", L2(0, 76), 32, 5, -EINVAL, "layer 0: stride 5 out of range 1..4" },
 	{ "pad", L2(0, 80), 32, 3, -EINVAL, "layer 0: padding 3,1,1,1" },
 	{ "add later", L2(1, 96), 32, 5, -EINVAL, "layer 1: add_input 5 is not an earlier tensor" },
 	{ "add shape", L2(1, 96), 32, 0, -EINVAL, "layer 1: add_input 0 is 6x5x3, the output 3x3x8" },
@@ -1078,7 +1078,7 @@ TEST(text_errors)
 		{ "input 8x8x3\nsoftmax\n", "line 2: unknown operation 'softmax'" },
 		{ "input 8x8x3\nadd 0\n", "line 2: add follows a convolution" },
 		{ "input 8x8x3\n# nothing\n", "no layers" },
-		{ "input 8x8x3\nconv 9x9 c4\n", "layer 0: kernel 9x9 out of range" },
+		{ "input 16x16x3\nconv 12x12 c4\n", "layer 0: kernel 12x12 out of range" },
 	};
 	struct rkaccel_model *m = NULL;
 	char msg[256];

@@ -6,11 +6,12 @@
  * setting the datapath does not implement is refused with a dmesg line that
  * names the register and the SIM_UNSUPPORTED interrupt bit, never computed
  * wrongly. What it implements: a direct or depthwise int8 convolution with
- * a KxK kernel, stride 1 or 2 and zero-point padding on each side over a
+ * a KxK kernel, stride 1 to 4 and zero-point padding on each side over a
  * feature map in the NC1HWC2 layout (16-channel atoms), weights in the
  * CNA's kernel-group layout, int32 accumulation, then in the DPU an
  * optional per-channel int32 bias and multiplier (read by DPU_RDMA),
- * optional ReLU, an optional element-wise add of an int8 tensor (ERDMA) and
+ * optional ReLU, an optional element-wise add of an int8 tensor or of int32
+ * partial sums (ERDMA) and
  * the OUT_CVT requantization ((acc * scale + round) >> shift) + offset,
  * saturated to int8 or int32. Pooling tasks go to rkaccel_sim_ppu.c. Memory
  * is reached only through the address space's page table: a hole returns
@@ -63,7 +64,8 @@ struct sim_conv {
 	u32 out_addr, out_plane;
 	u32 out_bytes;		/* bytes per output element: 1 (int8) or 4 (int32) */
 
-	bool ew;		/* EW: add an int8 tensor read by DPU_RDMA's ERDMA */
+	bool ew;		/* EW: add an int8 or int32 tensor read by DPU_RDMA's ERDMA */
+	u32 ew_bytes;		/* bytes per EW operand element: 1 or 4 */
 	bool ew_relu;
 	u32 ew_addr, ew_plane, ew_scale, ew_shift;
 	s32 ew_offset;
@@ -91,9 +93,10 @@ static u32 conv_refuse(const struct sim_conv *c, const char *name, u32 reg, cons
 /* Refuse the task, naming the register and why. */
 #define REFUSE(c, reg, why)	conv_refuse(c, #reg, RKNPU_##reg, why)
 
+/* Strides 3 and 4 are unverified on silicon (Documentation/datapath.rst). */
 static bool conv_stride_ok(u32 stride)
 {
-	return stride == 1 || stride == 2;
+	return stride >= 1 && stride <= 4;
 }
 
 /* Direct or depthwise: CNA, CORE and DPU must agree. */
@@ -129,7 +132,7 @@ static u32 conv_decode_mode(struct sim_conv *c, u32 op_enable)
 	c->stride_y = FIELD_GET(RKNPU_CONV_CON3_STRIDE_Y, con3);
 	if (!conv_stride_ok(c->stride_x) || !conv_stride_ok(c->stride_y) ||
 	    con3 & ~(RKNPU_CONV_CON3_STRIDE_X | RKNPU_CONV_CON3_STRIDE_Y))
-		return REFUSE(c, CNA_CONV_CON3, "only stride 1 or 2, no dilation or deconvolution");
+		return REFUSE(c, CNA_CONV_CON3, "only stride 1..4, no dilation or deconvolution");
 	if (!(conv_reg(c, RKNPU_CNA_CVT_CON0) & RKNPU_CVT_CON0_CVT_BYPASS))
 		return REFUSE(c, CNA_CVT_CON0, "input conversion must be bypassed");
 	if (conv_reg(c, RKNPU_CNA_DCOMP_CTRL))
@@ -352,10 +355,22 @@ static u32 conv_decode_ew(struct sim_conv *c, u32 op_enable)
 			return REFUSE(c, DPU_EW_CVT_SCALE, "must be 1 when EW is bypassed");
 		return 0;
 	}
-	if ((ew & ~RKNPU_EW_CFG_RELU_BYPASS) != RKNPU_EW_CFG_ADD_INT8 || c->out_bytes != 1)
-		return REFUSE(c, DPU_EW_CFG, "only the add of an int8 tensor, int8 output");
-	if (!(op_enable & RKNPU_BLK_DPU_RDMA) || erdma != RKNPU_ERDMA_CFG_INT8)
-		return REFUSE(c, RDMA_ERDMA_CFG, "ERDMA must read the int8 tensor");
+	/* int32: a channel tile adding the partial sums of the one before (unverified) */
+	switch (ew & ~RKNPU_EW_CFG_RELU_BYPASS) {
+	case RKNPU_EW_CFG_ADD_INT8:
+		c->ew_bytes = 1;
+		break;
+	case RKNPU_EW_CFG_ADD_INT32:
+		c->ew_bytes = 4;
+		break;
+	default:
+		return REFUSE(c, DPU_EW_CFG, "only the add of an int8 or int32 tensor");
+	}
+	if (c->ew_bytes < c->out_bytes)
+		return REFUSE(c, DPU_EW_CFG, "an int8 tensor is added to int8 output only");
+	if (!(op_enable & RKNPU_BLK_DPU_RDMA) ||
+	    erdma != (c->ew_bytes == 1 ? RKNPU_ERDMA_CFG_INT8 : RKNPU_ERDMA_CFG_INT32))
+		return REFUSE(c, RDMA_ERDMA_CFG, "ERDMA must read the tensor EW_CFG adds");
 	if (cvt & RKNPU_EW_CVT_TRUNCATE || FIELD_GET(RKNPU_EW_CVT_SHIFT, cvt) > 31)
 		return REFUSE(c, DPU_EW_CVT_SCALE, "only a scale and a shift of 0..31");
 	c->ew = true;
@@ -465,8 +480,8 @@ static u64 conv_traffic(const struct sim_conv *c)
 	if (c->bias)
 		bytes += c->out_channels * sizeof(u32) * (c->bs_mul ? 2 : 1);
 	if (c->ew)
-		bytes += (u64)DIV_ROUND_UP(c->out_channels, RKNPU_ATOM_BYTES) * c->out_pixels *
-			 RKNPU_ATOM_BYTES;
+		bytes += (u64)DIV_ROUND_UP(c->out_channels * c->ew_bytes, RKNPU_ATOM_BYTES) *
+			 c->out_pixels * RKNPU_ATOM_BYTES;
 	return bytes + (u64)out_planes * c->out_pixels * RKNPU_ATOM_BYTES;
 }
 
@@ -564,7 +579,7 @@ static s64 conv_round_shift(s64 v, u32 shift)
 }
 
 /* EW: the converted operand added, int32 saturation, then EW's ReLU. */
-static s64 conv_ew(const struct sim_conv *c, s64 acc, s8 e)
+static s64 conv_ew(const struct sim_conv *c, s64 acc, s32 e)
 {
 	acc += conv_round_shift(((s64)e + c->ew_offset) * c->ew_scale, c->ew_shift);
 	acc = clamp_t(s64, acc, S32_MIN, S32_MAX);
@@ -572,7 +587,7 @@ static s64 conv_ew(const struct sim_conv *c, s64 acc, s8 e)
 }
 
 /* Accumulator -> output value: BS (@j of @bs), EW (@e, when on), OUT_CVT, saturation. */
-static s64 conv_post(const struct sim_conv *c, s64 acc, const struct conv_bs *bs, u32 j, s8 e)
+static s64 conv_post(const struct sim_conv *c, s64 acc, const struct conv_bs *bs, u32 j, s32 e)
 {
 	/* CACC -> DPU: drop CLIP_TRUNCATE bits, rounding half up, int32 saturation */
 	if (c->truncate)
@@ -641,6 +656,19 @@ static s64 conv_window(const struct sim_conv *c, const s8 *x, const s8 *w, u32 n
 }
 
 /*
+ * EW's operand for channel @j of output pixel @i of a chunk of @count: the
+ * chunk's EW planes one after another (conv_fetch_ew()).
+ */
+static s32 conv_ew_value(const struct sim_conv *c, const u8 *ew, u32 count, u32 i, u32 j)
+{
+	u32 byte = j * c->ew_bytes;
+	const u8 *e = ew + ((size_t)byte / RKNPU_ATOM_BYTES * count + i) * RKNPU_ATOM_BYTES +
+		      byte % RKNPU_ATOM_BYTES;
+
+	return c->ew_bytes == 1 ? (s8)*e : (s32)get_unaligned_le32(e);
+}
+
+/*
  * Output pixels [@first, @first + @count) of plane @plane, 16 bytes each,
  * into @out; @ew: EW's operand for the same pixels.
  */
@@ -657,8 +685,9 @@ static void conv_chunk(const struct sim_conv *c, u32 plane, u32 first, u32 count
 		for (j = 0; j < real; j++) {
 			u8 *dst = s->out + (size_t)i * RKNPU_ATOM_BYTES + j * c->out_bytes;
 			s64 v = conv_window(c, s->x, s->w, plane * per_atom + j, ox, oy);
+			s32 e = c->ew ? conv_ew_value(c, s->ew, count, i, j) : 0;
 
-			v = conv_post(c, v, bs, j, (s8)s->ew[(size_t)i * RKNPU_ATOM_BYTES + j]);
+			v = conv_post(c, v, bs, j, e);
 			if (c->out_bytes == 1)
 				*dst = (u8)(s8)v;
 			else
@@ -667,16 +696,31 @@ static void conv_chunk(const struct sim_conv *c, u32 plane, u32 first, u32 count
 	}
 }
 
-/* EW's operand for a chunk of plane @p, when the plane holds real channels. */
+/*
+ * EW's operand for a chunk of output plane @p: the EW planes holding its
+ * channels (four int32 planes for one int8 plane), those with real channels.
+ */
 static int conv_fetch_ew(const struct sim_conv *c, struct rkaccel_vm *vm, u32 p, u32 first,
 			 u32 count, u8 *buf)
 {
+	u32 per_atom = RKNPU_ATOM_BYTES / c->out_bytes;
+	u32 subs = per_atom * c->ew_bytes / RKNPU_ATOM_BYTES, k;
+
 	/* without EW, conv_post() never reads the operand */
 	if (!c->ew || !conv_plane_channels(c, p))
 		return 0;
-	return rkaccel_vm_read(vm, (u64)c->ew_addr + (u64)p * c->ew_plane +
-			       (u64)first * RKNPU_ATOM_BYTES, buf,
-			       (size_t)count * RKNPU_ATOM_BYTES) ? -EFAULT : 0;
+	for (k = 0; k < subs; k++) {
+		u32 q = p * subs + k;
+
+		if ((u64)q * RKNPU_ATOM_BYTES / c->ew_bytes >= c->out_channels)
+			break;
+		if (rkaccel_vm_read(vm, (u64)c->ew_addr + (u64)q * c->ew_plane +
+				    (u64)first * RKNPU_ATOM_BYTES,
+				    buf + (size_t)k * count * RKNPU_ATOM_BYTES,
+				    (size_t)count * RKNPU_ATOM_BYTES))
+			return -EFAULT;
+	}
+	return 0;
 }
 
 /* Inputs whole (the CBUF checks bound them), then the output chunk by chunk. */
@@ -721,7 +765,8 @@ int rkaccel_sim_scratch_alloc(struct rkaccel_sim_scratch *s, u32 cbuf_size)
 	s->x = kvmalloc(cbuf_size, GFP_KERNEL);
 	s->w = kvmalloc(cbuf_size, GFP_KERNEL);
 	s->raw = kvmalloc(cbuf_size, GFP_KERNEL);
-	s->ew = kvcalloc(RKACCEL_SIM_CHUNK_PIXELS, RKNPU_ATOM_BYTES, GFP_KERNEL);
+	/* an int8 output plane's int32 EW operand spans four planes */
+	s->ew = kvcalloc(RKACCEL_SIM_CHUNK_PIXELS * 4, RKNPU_ATOM_BYTES, GFP_KERNEL);
 	s->out = kvmalloc_array(RKACCEL_SIM_CHUNK_PIXELS, RKNPU_ATOM_BYTES, GFP_KERNEL);
 	if (s->x && s->w && s->raw && s->ew && s->out)
 		return 0;

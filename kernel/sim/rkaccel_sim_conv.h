@@ -31,7 +31,8 @@ struct rkaccel_sim_work {
  * @x: the feature map unpacked (a convolution), CBUF-sized.
  * @w: the weights unpacked, CBUF-sized.
  * @raw: one DMA's bytes before unpacking; a pooling task's input plane.
- * @ew: EW's operand for one chunk of output pixels.
+ * @ew: EW's operand for one chunk of output pixels (an int32 operand of an
+ *	int8 output: four planes' worth).
  * @out: one chunk of output pixels.
  */
 struct rkaccel_sim_scratch {

@@ -87,10 +87,12 @@ struct layer_plan {
 	struct tensor_place in, out, add;
 	uint32_t in_h, in_w;			/* as the CNA reads it (FC: pixels x 1) */
 	uint32_t out_h, out_w;
-	uint32_t kw, kh, stride, pad_t, pad_l, taps;
+	uint32_t kw, kh, stride_x, stride_y, pad_t, pad_l, taps;
 	bool dw, per_channel, out_int32;
 	uint32_t channels_padded, kernels;	/* C padded to 16; N to 2 (dw: 1) */
 	uint32_t tile_kernels, tile_rows;	/* tile_rows: output rows */
+	uint32_t tile_channels;			/* input channels per task (C padded) */
+	uint32_t channel_tiles;			/* > 1: int32 partial sums (datapath.rst) */
 	uint32_t weight_banks, data_banks;
 	uint32_t cvt_scale, cvt_shift;
 	int32_t cvt_offset;
@@ -113,7 +115,7 @@ int conv_fill_weights(const struct layer_plan *lp, uint8_t *blob);
 void conv_put_layer(struct rkaccel_program *p, const struct layer_plan *lp);
 
 /* compile_pool.c: max and average pooling on the PPU. */
-int pool_plan(const struct layer_plan *lp, uint32_t cbuf_size);
+int pool_plan(struct layer_plan *lp, uint32_t cbuf_size);
 void pool_put_layer(struct rkaccel_program *p, const struct layer_plan *lp);
 
 #endif /* RKACCEL_COMPILE_H */

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Pooling layers: one PPU task reads the whole input plane by plane from
- * memory and writes the pooled output. Average pooling multiplies the
+ * Pooling layers: a PPU task reads a band of input rows plane by plane
+ * from memory and writes the pooled output rows; a layer takes as many
+ * bands as its planes need to fit the CBUF (VGG's 224x224 pools: two),
+ * each padded only where it meets the input's edge. Average pooling multiplies the
  * window's sum by 2^16 / kernel width and 2^16 / kernel height (rounded)
  * and rounds the product at 2^32; padding counts as the input zero point,
  * so the average of the real values keeps the input's quantization.
@@ -26,41 +28,73 @@ static void pool_window(const struct layer_plan *lp, uint32_t *kw, uint32_t *kh,
 	*s = global ? 1 : d->stride;
 }
 
-int pool_plan(const struct layer_plan *lp, uint32_t cbuf_size)
+/* Output rows per task: the most whose input rows of one plane fit the CBUF. */
+int pool_plan(struct layer_plan *lp, uint32_t cbuf_size)
 {
 	const struct rkaccel_layer_desc *d = lp->desc;
 	uint32_t kw, kh, s;
+	uint64_t lines;
 
 	pool_window(lp, &kw, &kh, &s);
-	/* the PPU buffers one input plane; kernels and strides are 4-bit fields */
-	if ((uint64_t)lp->in.h * lp->in.w * RKNPU_ATOM_BYTES > cbuf_size || kw > 16 || kh > 16)
+	/* kernels and strides are 4-bit fields, padding 3 bits */
+	if (kw > 16 || kh > 16)
 		return -E2BIG;
 	if (d->pad_top > PPU_MAX_PAD || d->pad_left > PPU_MAX_PAD ||
 	    d->pad_bottom > PPU_MAX_PAD || d->pad_right > PPU_MAX_PAD)
 		return -E2BIG;
+	lines = cbuf_size / ((uint64_t)lp->in.w * RKNPU_ATOM_BYTES);
+	if (lines < kh)
+		return -E2BIG;	/* one window's rows do not fit: needs column bands */
+	lp->kh = kh;
+	lp->stride_y = s;
+	lp->pad_t = d->pad_top;
+	lp->in_h = lp->in.h;
+	lp->out_h = lp->out.h;
+	lp->tile_rows = (uint32_t)((lines - kh) / s + 1);
+	if (lp->tile_rows > lp->out_h)
+		lp->tile_rows = lp->out_h;
 	return 0;
 }
 
-static void pool_put_cubes(struct rkaccel_program *p, const struct layer_plan *lp)
+/* One band: output rows [oy0, oy0 + rows), the input rows they read. */
+struct pool_band {
+	uint32_t oy0, rows, iy0, in_rows, pad_t, pad_b;
+};
+
+static void pool_band_input(const struct layer_plan *lp, struct pool_band *b)
+{
+	int64_t top = (int64_t)b->oy0 * lp->stride_y - lp->pad_t;
+	int64_t end = (int64_t)(b->oy0 + b->rows - 1) * lp->stride_y - lp->pad_t + lp->kh;
+
+	b->pad_t = top < 0 ? (uint32_t)-top : 0;
+	b->iy0 = top < 0 ? 0 : (uint32_t)top;
+	b->pad_b = end > lp->in_h ? (uint32_t)(end - lp->in_h) : 0;
+	b->in_rows = (uint32_t)((end > lp->in_h ? lp->in_h : end) - b->iy0);
+}
+
+static void pool_put_cubes(struct rkaccel_program *p, const struct layer_plan *lp,
+			   const struct pool_band *b)
 {
 	uint32_t c = lp->desc->in_features;
 
 	prog_put(p, RKNPU_PPU_RDMA_CUBE_IN_WIDTH, lp->in.w - 1);
-	prog_put(p, RKNPU_PPU_RDMA_CUBE_IN_HEIGHT, lp->in.h - 1);
+	prog_put(p, RKNPU_PPU_RDMA_CUBE_IN_HEIGHT, b->in_rows - 1);
 	prog_put(p, RKNPU_PPU_RDMA_CUBE_IN_CHANNEL, c - 1);
-	prog_put_addr(p, RKNPU_PPU_RDMA_SRC_BASE_ADDR, lp->in.buf, lp->in.off);
+	prog_put_addr(p, RKNPU_PPU_RDMA_SRC_BASE_ADDR, lp->in.buf,
+		      lp->in.off + b->iy0 * lp->in.w * RKNPU_ATOM_BYTES);
 	prog_put(p, RKNPU_PPU_RDMA_SRC_LINE_STRIDE, lp->in.w * RKNPU_ATOM_BYTES);
 	prog_put(p, RKNPU_PPU_RDMA_SRC_SURF_STRIDE, lp->in.plane);
 	prog_put(p, RKNPU_PPU_RDMA_DATA_FORMAT, 0);
 	prog_put(p, RKNPU_PPU_CUBE_IN_WIDTH, lp->in.w - 1);
-	prog_put(p, RKNPU_PPU_CUBE_IN_HEIGHT, lp->in.h - 1);
+	prog_put(p, RKNPU_PPU_CUBE_IN_HEIGHT, b->in_rows - 1);
 	prog_put(p, RKNPU_PPU_CUBE_IN_CHANNEL, c - 1);
 	prog_put(p, RKNPU_PPU_CUBE_OUT_WIDTH, lp->out.w - 1);
-	prog_put(p, RKNPU_PPU_CUBE_OUT_HEIGHT, lp->out.h - 1);
+	prog_put(p, RKNPU_PPU_CUBE_OUT_HEIGHT, b->rows - 1);
 	prog_put(p, RKNPU_PPU_CUBE_OUT_CHANNEL, c - 1);
 }
 
-void pool_put_layer(struct rkaccel_program *p, const struct layer_plan *lp)
+static void pool_put_band(struct rkaccel_program *p, const struct layer_plan *lp,
+			  const struct pool_band *b)
 {
 	const struct rkaccel_layer_desc *d = lp->desc;
 	bool max = d->op == RKACCEL_OP_MAXPOOL;
@@ -68,7 +102,7 @@ void pool_put_layer(struct rkaccel_program *p, const struct layer_plan *lp)
 
 	pool_window(lp, &kw, &kh, &s);
 	prog_task_begin(p);
-	pool_put_cubes(p, lp);
+	pool_put_cubes(p, lp, b);
 	prog_put(p, RKNPU_PPU_OPERATION_MODE_CFG, RKNPU_PPU_MODE_FLYING |
 		 field(RKNPU_PPU_MODE_METHOD, max ? RKNPU_POOL_MAX : RKNPU_POOL_AVERAGE));
 	prog_put(p, RKNPU_PPU_POOLING_KERNEL_CFG, field(RKNPU_PPU_KERNEL_STRIDE_HEIGHT, s - 1) |
@@ -76,13 +110,27 @@ void pool_put_layer(struct rkaccel_program *p, const struct layer_plan *lp)
 		 field(RKNPU_PPU_KERNEL_HEIGHT, kh - 1) | field(RKNPU_PPU_KERNEL_WIDTH, kw - 1));
 	prog_put(p, RKNPU_PPU_RECIP_KERNEL_WIDTH, (65536 + kw / 2) / kw);
 	prog_put(p, RKNPU_PPU_RECIP_KERNEL_HEIGHT, (65536 + kh / 2) / kh);
-	prog_put(p, RKNPU_PPU_POOLING_PADDING_CFG, field(RKNPU_PPU_PAD_BOTTOM, d->pad_bottom) |
-		 field(RKNPU_PPU_PAD_RIGHT, d->pad_right) | field(RKNPU_PPU_PAD_TOP, d->pad_top) |
+	prog_put(p, RKNPU_PPU_POOLING_PADDING_CFG, field(RKNPU_PPU_PAD_BOTTOM, b->pad_b) |
+		 field(RKNPU_PPU_PAD_RIGHT, d->pad_right) | field(RKNPU_PPU_PAD_TOP, b->pad_t) |
 		 field(RKNPU_PPU_PAD_LEFT, d->pad_left));
 	prog_put(p, RKNPU_PPU_PADDING_VALUE_1, (uint32_t)d->in_zero_point);
 	prog_put(p, RKNPU_PPU_PADDING_VALUE_2, 0);
-	prog_put_addr(p, RKNPU_PPU_DST_BASE_ADDR, lp->out.buf, lp->out.off);
+	prog_put_addr(p, RKNPU_PPU_DST_BASE_ADDR, lp->out.buf,
+		      lp->out.off + b->oy0 * lp->out.w * RKNPU_ATOM_BYTES);
 	prog_put(p, RKNPU_PPU_DST_SURF_STRIDE, lp->out.plane);
 	prog_put(p, RKNPU_PPU_DATA_FORMAT, 0);
 	prog_task_end(p, PPU_BLOCKS);
+}
+
+void pool_put_layer(struct rkaccel_program *p, const struct layer_plan *lp)
+{
+	for (uint32_t oy0 = 0; oy0 < lp->out_h; oy0 += lp->tile_rows) {
+		struct pool_band b = {
+			.oy0 = oy0,
+			.rows = lp->out_h - oy0 < lp->tile_rows ? lp->out_h - oy0 : lp->tile_rows,
+		};
+
+		pool_band_input(lp, &b);
+		pool_put_band(p, lp, &b);
+	}
 }

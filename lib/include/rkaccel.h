@@ -112,7 +112,7 @@ const char *rkaccel_strerror(int err);
 
 /* Limits enforced by rkaccel_model_validate() and so by every parse. */
 #define RKACCEL_MODEL_MAX_LAYERS	16
-#define RKACCEL_MODEL_MAX_FEATURES	8192		/* in_features, out_features */
+#define RKACCEL_MODEL_MAX_FEATURES	32768		/* in_features, out_features (VGG: 25088) */
 #define RKACCEL_MODEL_MAX_ROWS		65536
 #define RKACCEL_MODEL_MAX_WEIGHT_BYTES	(256u << 20)	/* all layers together */
 #define RKACCEL_MODEL_MAX_ABS_BIAS	(1 << 30)	/* |bias| <= 2^30: no int32 overflow */
@@ -147,8 +147,8 @@ struct rkaccel_layer_desc {
 	const int32_t *bias;     /* [out_features] */
 	/* version 2.0: zero for a fully connected layer */
 	uint32_t op;             /* enum rkaccel_op */
-	uint32_t kernel_w, kernel_h;	/* 1..7 (pools 1..16; 0x0 global average) */
-	uint32_t stride;         /* 1 or 2 (pools 1..16) */
+	uint32_t kernel_w, kernel_h;	/* 1..11 (pools 1..16; 0x0 global average) */
+	uint32_t stride;         /* 1..4 (pools 1..16) */
 	uint32_t pad_top, pad_left, pad_bottom, pad_right;	/* each < the kernel */
 	uint32_t add_input;      /* with RKACCEL_LAYER_ADD: 0 model input, i + 1 layer i */
 	const float *weight_scales;	/* per output channel, each <= weight_scale; or NULL */

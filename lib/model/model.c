@@ -332,6 +332,10 @@ int rkaccel_model_tensor(const struct rkaccel_model_desc *desc, uint32_t t,
 	return 0;
 }
 
+/* Convolution windows: AlexNet's 11x11/4 (Documentation/datapath.rst). */
+#define CONV_MAX_KERNEL	11
+#define CONV_MAX_STRIDE	4
+
 /* Kernel, stride and padding of a convolution or pool. */
 static int check_window(const struct rkaccel_layer_desc *l, unsigned int i, uint32_t kmax,
 			uint32_t smax, char *msg, size_t msg_len)
@@ -371,7 +375,7 @@ static int check_op(const struct rkaccel_layer_desc *l, unsigned int i, char *ms
 		return 0;
 	}
 	if (!is_pool(l))
-		return check_window(l, i, 7, 2, msg, msg_len);
+		return check_window(l, i, CONV_MAX_KERNEL, CONV_MAX_STRIDE, msg, msg_len);
 	if (l->op == RKACCEL_OP_MAXPOOL && !l->kernel_w && !l->kernel_h)
 		return model_bad(msg, msg_len, "layer %u: max pooling needs a kernel", i);
 	if (l->flags)
