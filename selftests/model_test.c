@@ -863,7 +863,7 @@ TEST_F(desc, zero_sizes)
 	EXPECT_INVALID("rows 0 out of range 1..65536");
 	self->d.rows = 1;
 	self->d.num_layers = 0;
-	EXPECT_INVALID("num_layers 0 out of range 1..16");
+	EXPECT_INVALID("num_layers 0 out of range 1..4096");
 }
 
 TEST_F(desc, huge_sizes)
@@ -881,8 +881,8 @@ TEST_F(desc, huge_sizes)
 	self->d.rows = UINT32_MAX;
 	EXPECT_INVALID("rows 4294967295");
 	self->d.rows = 1;
-	self->d.num_layers = 17;
-	EXPECT_INVALID("num_layers 17");
+	self->d.num_layers = RKACCEL_MODEL_MAX_MEM_LAYERS + 1;
+	EXPECT_INVALID("num_layers 4097");
 
 	/* 5 x 64 MiB of weights: over the 256 MiB limit, never read */
 	for (int i = 0; i < 5; i++) {
