@@ -518,20 +518,27 @@ int rkaccel_graph_from_model(const struct rkaccel_model_desc *desc,
 			     struct rkaccel_graph **graph, char *msg, size_t msg_len);
 
 /*
- * rkaccel_graph_to_model - lower the graph @desc to the 1.x/2.x layer chain
- * the compiler and contexts take (the inverse of rkaccel_graph_from_model()),
- * one slice of the batch: run it with rkaccel_ctx_set_batch(ctx,
- * @desc->batch). Takes exactly the graphs the chain expresses: one int8
- * input (NHWC or [N, C], no mean/std, channels as is) and one output; every
- * node reads the output of the node before; convolutions (a 1x1, stride 1,
- * unpadded one becomes the chain's FC), depthwise convolutions, FC on one
- * pixel, pools (avgpool counting the padding), ReLU; an int32 convolution
- * output only as the last tensor or followed by the ADD of an earlier chain
- * tensor. A pool's weight_scale is 1.0. An MLP (every layer FC, width 1)
- * gets height and width 0. Stores a model that owns its arrays in *@model.
- * Returns 0, -ENOMEM, or -EINVAL with a message naming the node and the
- * reason, e.g. "node 'cat' (concat): not compiled yet: the chain compiler
- * has no concat (issue 26)".
+ * rkaccel_graph_to_model - lower the graph @desc to the layers the compiler
+ * and contexts take (the inverse of rkaccel_graph_from_model()), one slice
+ * of the batch: run it with rkaccel_ctx_set_batch(ctx, @desc->batch). Takes
+ * the graphs with one int8 input (NHWC or [N, C], no mean/std, channels as
+ * is) and one output, the last layer's; each node reads any tensor a node
+ * before computes (up to RKACCEL_MODEL_MAX_MEM_LAYERS layers); convolutions
+ * (a 1x1, stride 1, unpadded one becomes the FC), depthwise convolutions,
+ * FC on one pixel, pools (avgpool counting the padding), global average
+ * pooling, ReLU; an int32 convolution output only as the last tensor or
+ * followed by the ADD of an earlier tensor; concats along the channels of
+ * NHWC int8 tensors that the producers write in place (not the graph input,
+ * each tensor in one concat, every input but the last a multiple of 32
+ * channels; an input quantized otherwise is requantized by its producer
+ * when that is a convolution nothing else reads). A graph that is a chain
+ * gives a chain (rkaccel_model_desc() describes it whole); the others carry
+ * their links (rkaccel_model_inputs()) and compile with
+ * rkaccel_program_compile_model(). A pool's weight_scale is 1.0. An MLP
+ * (every layer FC, width 1) gets height and width 0. Stores a model that
+ * owns its arrays in *@model. Returns 0, -ENOMEM, or -EINVAL with a message
+ * naming the node and the reason, e.g. "node 'g' (groupconv): not compiled
+ * yet: the chain compiler has no grouped convolution (issue 26)".
  */
 int rkaccel_graph_to_model(const struct rkaccel_graph_desc *desc, struct rkaccel_model **model,
 			   char *msg, size_t msg_len);
