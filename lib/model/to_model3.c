@@ -37,7 +37,6 @@ struct lower {
 	uint32_t cur;			/* graph tensor the layer being made reads */
 	uint32_t last;			/* graph tensor of the last layer */
 	uint32_t *chain;		/* graph tensor -> chain tensor (0, i + 1), or NONE */
-	uint32_t *readers;		/* graph tensor -> nodes and graph outputs reading it */
 	char *msg;
 	size_t msg_len;
 };
@@ -220,34 +219,12 @@ static int add_into(struct lower *lw, uint32_t node, struct rkaccel_layer_desc *
 }
 
 /*
- * Input @t of a concat with the concat's quantization @o: the producer
- * requantizes to it in its output conversion, when it is a convolution
- * and nothing else reads its output.
- */
-static int concat_requant(struct lower *lw, uint32_t node, uint32_t t,
-			  const struct rkaccel_graph_tensor *o)
-{
-	const struct rkaccel_graph_tensor *in = tensor(lw, t);
-	struct rkaccel_layer_desc *p = &lw->layers[lw->chain[t] - 1];
-
-	if (in->zero_point == o->zero_point && g3_fbits(in->scale) == g3_fbits(o->scale))
-		return 0;
-	if (p->op > RKACCEL_OP_DWCONV)
-		return refuse(lw, node, "input '%s' is quantized otherwise than the concat and comes from a %s, which keeps its input's quantization (a copy task is not written yet)",
-			      in->name, p->op == RKACCEL_OP_CONCAT ? "concat" : "pool");
-	if (lw->readers[t] > 1)
-		return refuse(lw, node, "input '%s' is quantized otherwise than the concat and read elsewhere too: its producer writes one quantization (a copy task is not written yet)",
-			      in->name);
-	p->out_scale = o->scale;
-	p->out_zero_point = o->zero_point;
-	return 0;
-}
-
-/*
  * A concat along channels as a layer without tasks: its producers write
  * into its tensor at their channel offsets, so each input is a tensor a
  * layer computes, written into no other concat, and every input but the
  * last fills whole groups of 32 channels (the DPU writes 32 at a time).
+ * The format quantizes every input as the concat (rkaccel_graph_validate()):
+ * each producer's output conversion writes the concat's scale directly.
  */
 static int concat_layer(struct lower *lw, uint32_t node)
 {
@@ -255,7 +232,6 @@ static int concat_layer(struct lower *lw, uint32_t node)
 	const struct rkaccel_graph_tensor *o = tensor(lw, n->output);
 	struct rkaccel_layer_desc *l;
 	uint32_t off = 0;
-	int ret;
 
 	if (o->n_dims != 4 || n->axis != 3)
 		return refuse(lw, node, "axis %u of %u dimensions: only channels of NHWC tensors are concatenated",
@@ -280,9 +256,6 @@ static int concat_layer(struct lower *lw, uint32_t node)
 		if (k + 1 < n->num_inputs && c % CONCAT_GROUP)
 			return refuse(lw, node, "input '%s' has %u channels at offset %u: every input but the last needs a multiple of %u, the channels the DPU writes at once (a copy task is not written yet)",
 				      tensor(lw, t)->name, c, off, CONCAT_GROUP);
-		ret = concat_requant(lw, node, t, o);
-		if (ret)
-			return ret;
 		lw->in_concat[ct] = 1;
 		lw->cat[lw->num_cat + k] = ct;
 		off += c;
@@ -457,18 +430,6 @@ static int lower_all(struct lower *lw, struct rkaccel_model **model)
 	return 0;
 }
 
-/* Who reads each graph tensor: a concat input read elsewhere keeps its scale. */
-static void count_readers(struct lower *lw)
-{
-	const struct rkaccel_graph_desc *g = lw->g;
-
-	for (uint32_t i = 0; i < g->num_nodes; i++)
-		for (uint32_t k = 0; k < g->nodes[i].num_inputs; k++)
-			lw->readers[g->nodes[i].inputs[k]]++;
-	for (uint32_t i = 0; i < g->num_outputs; i++)
-		lw->readers[g->outputs[i]]++;
-}
-
 static int lower_alloc(struct lower *lw)
 {
 	const struct rkaccel_graph_desc *g = lw->g;
@@ -482,12 +443,10 @@ static int lower_alloc(struct lower *lw)
 	lw->in_concat = calloc(nodes + 1, 1);
 	lw->cat = calloc(edges, sizeof(*lw->cat));
 	lw->chain = malloc(g->num_tensors * sizeof(*lw->chain));
-	lw->readers = calloc(g->num_tensors, sizeof(*lw->readers));
 	if (!lw->layers || !lw->layer_node || !lw->io || !lw->in_concat || !lw->cat ||
-	    !lw->chain || !lw->readers)
+	    !lw->chain)
 		return -ENOMEM;
 	memset(lw->chain, 0xff, g->num_tensors * sizeof(*lw->chain));
-	count_readers(lw);
 	return 0;
 }
 
@@ -499,7 +458,6 @@ static void lower_free(struct lower *lw)
 	free(lw->in_concat);
 	free(lw->cat);
 	free(lw->chain);
-	free(lw->readers);
 }
 
 int rkaccel_graph_to_model(const struct rkaccel_graph_desc *desc, struct rkaccel_model **model,
