@@ -104,6 +104,8 @@ host_arch=amd64
 check tools_cli scripts/test-tools.sh "$build/$host_arch/bin"
 check model_file "$build/$host_arch/selftests/model_test"
 check graph_file "$build/$host_arch/selftests/graph_test"
+# Graphs that are not chains (branches, concat, 30 layers): lowered and compiled on the host.
+check dag_compile "$build/$host_arch/selftests/dag_test"
 # The model unit again under ASan/UBSan: both tests, the 3.0 parser fuzzed.
 check model_asan_ubsan scripts/check-model-san.sh
 # The ONNX converter (host only): its own TAP, plain and under ASan/UBSan.

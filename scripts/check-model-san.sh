@@ -21,6 +21,9 @@ flags=(-std=c11 -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Ilib/include
 for t in graph_test model_test; do
 	gcc "${flags[@]}" -o "$out/$t" "selftests/$t.c" lib/model/*.c -lm
 done
+# dag_test lowers and compiles (its device case skips on the host): the compiler too.
+gcc "${flags[@]}" -Iuapi/drm -Iinclude -Itools -I/usr/include/libdrm -o "$out/dag_test" \
+	selftests/dag_test.c lib/model/*.c lib/compiler/*.c lib/runtime/*.c -ldrm -lpthread -lm
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 export RKACCEL_GRAPH_FUZZ_SECONDS=${GRAPH_FUZZ_SECONDS:-3}
@@ -29,4 +32,6 @@ echo "# graph_test under ASan/UBSan ($out), fuzz for $RKACCEL_GRAPH_FUZZ_SECONDS
 "$out/graph_test" || rc=1
 echo "# model_test under ASan/UBSan"
 "$out/model_test" || rc=1
+echo "# dag_test under ASan/UBSan"
+"$out/dag_test" || rc=1
 exit $rc
