@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # The model unit's host tests under ASan and UBSan: lib/model/*.c with
 # graph_test (model format 3.0, its seeded parser fuzz included) and
-# model_test (1.x/2.x, its field fuzz included), built here with
+# model_test (1.x/2.x, its field fuzz included), and dag_test (graphs
+# lowered and compiled: the compiler's units too), built here with
 # -fsanitize=address,undefined and run once each. A sanitizer report aborts
 # the test, and each graph_test case asks LeakSanitizer for leaks.
 #   GRAPH_FUZZ_SECONDS=N   the 3.0 parser's fuzz budget (default 3)
