@@ -191,16 +191,23 @@ static void gb_free(struct gb *b)
 		free(b->arrays[i]);
 }
 
-/* ResNet-18's downsample block at 16x16x32: the shortcut reads the block input. */
-static void build_resnet_down(struct gb *b)
+/*
+ * ResNet-18's downsample block at 16x16: the shortcut reads the block input.
+ * With @onnx_order the nodes come as ONNX exports them (conv1, conv2, the
+ * shortcut, the add): the accumulator of conv2 waits for the add.
+ */
+static void build_resnet_down(struct gb *b, bool onnx_order)
 {
-	uint32_t stem, sc, a, acc, sum;
+	uint32_t stem, sc = 0, a, acc, sum;
 
 	gb_init(b, 21, 16, 16, 16);
 	stem = gb_conv(b, "stem", b->in.tensor, 3, 1, 1, 32, false, true, false);
-	sc = gb_conv(b, "down/shortcut", stem, 1, 2, 0, 64, false, false, false);
+	if (!onnx_order)
+		sc = gb_conv(b, "down/shortcut", stem, 1, 2, 0, 64, false, false, false);
 	a = gb_conv(b, "down/conv1", stem, 3, 2, 1, 64, false, true, false);
 	acc = gb_conv(b, "down/conv2", a, 3, 1, 1, 64, false, false, true);
+	if (onnx_order)
+		sc = gb_conv(b, "down/shortcut", stem, 1, 2, 0, 64, false, false, false);
 	sum = gb_add(b, "down/sum", acc, sc);
 	gb_finish(b, gb_head(b, sum, 10));
 }
@@ -280,7 +287,8 @@ static const struct rkaccel_info host_info = {
 
 /*
  * The network @which as a lowered model: 0 resnet, 1 fire, 2 dense, 3 the
- * chain; 4 fire and 5 dense without the classifier (the concat is the output).
+ * chain; 4 fire and 5 dense without the classifier (the concat is the output);
+ * 6 resnet in ONNX's node order.
  */
 static int lowered(int which, struct rkaccel_model **m, char *msg, size_t len)
 {
@@ -306,8 +314,8 @@ static int lowered(int which, struct rkaccel_model **m, char *msg, size_t len)
 		rkaccel_graph_free(g);
 		return ret;
 	}
-	if (which == 0)
-		build_resnet_down(b);
+	if (which == 0 || which == 6)
+		build_resnet_down(b, which == 6);
 	else if (which == 1 || which == 4)
 		build_fire(b, which == 1);
 	else
@@ -319,7 +327,7 @@ static int lowered(int which, struct rkaccel_model **m, char *msg, size_t len)
 }
 
 static const char *const net_names[] = { "resnet_down", "fire", "dense", "mobilenet30",
-					 "fire_out", "dense_out" };
+					 "fire_out", "dense_out", "resnet_onnx_order" };
 
 /* Bytes of one region per tensor between input and output: what lifetimes save. */
 static size_t naive_internal(const struct rkaccel_model *m)
@@ -377,6 +385,8 @@ FIXTURE_VARIANT_ADD(dag, fire_out) {
 	.which = 4, .min_layers = 9, .branches = true, .concat = true, .reuses = true };
 /* every tensor lives in the output's concat: no internal buffer at all */
 FIXTURE_VARIANT_ADD(dag, dense_out) { .which = 5, .min_layers = 5, .concat = true };
+FIXTURE_VARIANT_ADD(dag, resnet_onnx_order) {
+	.which = 6, .min_layers = 6, .branches = true, .reuses = true };
 
 FIXTURE_SETUP(dag)
 {

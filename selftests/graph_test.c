@@ -1468,7 +1468,7 @@ TEST(to_model_refuses)
 	/* the accumulator as int8: an add of two int8 tensors */
 	edit_init(w, d);
 	w->t[w->n[2].output].type = RKACCEL_DTYPE_INT8;
-	REFUSED("node 'layer2' (add): not compiled yet: the chain adds only into the int32 accumulator of the convolution just before (issue 26)");
+	REFUSED("node 'layer2' (add): not compiled yet: the chain adds only into the int32 accumulator of a convolution (issue 26)");
 	/* normalisation on the input */
 	edit_init(w, d);
 	w->in.mean = w->mean;
@@ -1530,7 +1530,7 @@ TEST(to_model_refuses)
 
 		w->n[0].weights = wt8;
 		w->n[0].bias = bias8;
-		REFUSED("node 'sum' (add): not compiled yet: the chain adds only into the int32 accumulator of the convolution just before (issue 26)");
+		REFUSED("node 'sum' (add): not compiled yet: the chain adds only into the int32 accumulator of a convolution (issue 26)");
 	}
 	/* the sample: two outputs (and a uint8 input, a concat, CPU ops) */
 	sample_init(&s);

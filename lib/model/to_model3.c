@@ -37,6 +37,7 @@ struct lower {
 	uint32_t cur;			/* graph tensor the layer being made reads */
 	uint32_t last;			/* graph tensor of the last layer */
 	uint32_t *chain;		/* graph tensor -> chain tensor (0, i + 1), or NONE */
+	uint32_t *pending;		/* int32 accumulator -> its convolution node, or NONE */
 	char *msg;
 	size_t msg_len;
 };
@@ -193,24 +194,24 @@ static int pool_layer(struct lower *lw, uint32_t node, struct rkaccel_layer_desc
 	return window(lw, node, l);
 }
 
-/* The ADD after a convolution into int32: the chain's flag ADD on that layer. */
+/* The ADD of a convolution's int32 accumulator: the flag ADD on that layer. */
 static int add_into(struct lower *lw, uint32_t node, struct rkaccel_layer_desc *l,
-		    uint32_t acc)
+		    uint32_t acc, uint32_t conv_node)
 {
 	const struct rkaccel_graph_node *a = &lw->g->nodes[node];
 	uint32_t other = a->inputs[0] == acc ? a->inputs[1] : a->inputs[0];
-	const struct rkaccel_graph_node *conv = &lw->g->nodes[node - 1];
+	const struct rkaccel_graph_node *conv = &lw->g->nodes[conv_node];
 	float acc_scale = l->in_scale * l->weight_scale;
 
 	if (a->act != RKACCEL_ACT_NONE && a->act != RKACCEL_ACT_RELU)
 		return refuse(lw, node, "activation after the add: the chain has ReLU only");
 	if (conv->act != RKACCEL_ACT_NONE)
-		return refuse(lw, node - 1, "activation before the add: the chain applies it after");
+		return refuse(lw, conv_node, "activation before the add: the chain applies it after");
 	if (lw->chain[other] == NONE)
 		return refuse(lw, node, "adds '%s', not a tensor of the chain",
 			      tensor(lw, other)->name);
 	if (g3_fbits(tensor(lw, acc)->scale) != g3_fbits(acc_scale))
-		return refuse(lw, node - 1, "accumulator '%s' has scale %.9g, the chain's is input x weight scale %.9g",
+		return refuse(lw, conv_node, "accumulator '%s' has scale %.9g, the chain's is input x weight scale %.9g",
 			      tensor(lw, acc)->name, (double)tensor(lw, acc)->scale,
 			      (double)acc_scale);
 	l->flags = (a->act == RKACCEL_ACT_RELU ? RKACCEL_LAYER_RELU : 0) | RKACCEL_LAYER_ADD;
@@ -272,7 +273,9 @@ static int concat_layer(struct lower *lw, uint32_t node)
 	return 0;
 }
 
-/* The NPU ops the chain has, as layers; @i advances past an ADD taken along. */
+static int add_node(struct lower *lw, uint32_t node);
+
+/* The NPU ops the layers have; an int32 convolution waits for its ADD. */
 static int lower_node(struct lower *lw, uint32_t *i)
 {
 	const struct rkaccel_graph_desc *g = lw->g;
@@ -290,7 +293,7 @@ static int lower_node(struct lower *lw, uint32_t *i)
 	case RKACCEL_GOP_DEQUANTIZE:
 		return refuse(lw, *i, "CPU ops are not run yet (issue 26)");
 	case RKACCEL_GOP_ADD:
-		return refuse(lw, *i, "the chain adds only into the int32 accumulator of the convolution just before (issue 26)");
+		return add_node(lw, *i);
 	default:
 		break;
 	}
@@ -325,18 +328,42 @@ static int lower_node(struct lower *lw, uint32_t *i)
 		end_layer(lw, l, n->output);
 		return 0;
 	}
-	n = &g->nodes[*i + 1];
-	if (n->op != RKACCEL_GOP_ADD ||
-	    (n->inputs[0] != g->nodes[*i].output && n->inputs[1] != g->nodes[*i].output))
-		return refuse(lw, *i, "int32 output '%s' feeds no add: the chain keeps an accumulator for the add after it or the last layer",
-			      out->name);
-	ret = add_into(lw, *i + 1, l, g->nodes[*i].output);
+	/*
+	 * The accumulator waits for its add, where the layer is made: the add's
+	 * other operand may come after the convolution (a ResNet shortcut).
+	 */
+	lw->pending[n->output] = *i;
+	return 0;
+}
+
+/* An ADD of a pending int32 accumulator and a tensor computed before the ADD. */
+static int add_node(struct lower *lw, uint32_t node)
+{
+	const struct rkaccel_graph_node *a = &lw->g->nodes[node];
+	struct rkaccel_layer_desc *l;
+	uint32_t acc = NONE, conv;
+	int ret;
+
+	for (uint32_t k = 0; k < 2; k++)
+		if (acc == NONE && lw->pending[a->inputs[k]] != NONE)
+			acc = a->inputs[k];
+	if (acc == NONE)
+		return refuse(lw, node, "the chain adds only into the int32 accumulator of a convolution (issue 26)");
+	conv = lw->pending[acc];
+	lw->pending[acc] = NONE;
+	if (lw->n == RKACCEL_MODEL_MAX_MEM_LAYERS)
+		return refuse(lw, conv, "more than %u layers: the limit of a model in memory",
+			      RKACCEL_MODEL_MAX_MEM_LAYERS);
+	lw->cur = lw->g->nodes[conv].inputs[0];
+	l = new_layer(lw, conv);
+	ret = conv_layer(lw, conv, l);
+	if (!ret)
+		ret = add_into(lw, node, l, acc, conv);
 	if (ret)
 		return ret;
-	(*i)++;
-	if (tensor(lw, n->output)->type != RKACCEL_DTYPE_INT8)
-		return refuse(lw, *i, "the chain's add gives int8");
-	end_layer(lw, l, n->output);
+	if (tensor(lw, a->output)->type != RKACCEL_DTYPE_INT8)
+		return refuse(lw, node, "the chain's add gives int8");
+	end_layer(lw, l, a->output);
 	return 0;
 }
 
@@ -443,10 +470,12 @@ static int lower_alloc(struct lower *lw)
 	lw->in_concat = calloc(nodes + 1, 1);
 	lw->cat = calloc(edges, sizeof(*lw->cat));
 	lw->chain = malloc(g->num_tensors * sizeof(*lw->chain));
+	lw->pending = malloc(g->num_tensors * sizeof(*lw->pending));
 	if (!lw->layers || !lw->layer_node || !lw->io || !lw->in_concat || !lw->cat ||
-	    !lw->chain)
+	    !lw->chain || !lw->pending)
 		return -ENOMEM;
 	memset(lw->chain, 0xff, g->num_tensors * sizeof(*lw->chain));
+	memset(lw->pending, 0xff, g->num_tensors * sizeof(*lw->pending));
 	return 0;
 }
 
@@ -458,6 +487,7 @@ static void lower_free(struct lower *lw)
 	free(lw->in_concat);
 	free(lw->cat);
 	free(lw->chain);
+	free(lw->pending);
 }
 
 int rkaccel_graph_to_model(const struct rkaccel_graph_desc *desc, struct rkaccel_model **model,
