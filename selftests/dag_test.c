@@ -553,4 +553,48 @@ TEST(concat_refusals)
 	free(b);
 }
 
+/*
+ * 4,096 layers in memory: a text network of that many lowers from its graph
+ * and compiles (with a job limit above one task a layer); one more is refused.
+ */
+TEST(layers_4096)
+{
+	struct rkaccel_info info = host_info;
+	struct rkaccel_model *m = NULL, *low = NULL;
+	struct rkaccel_program *p = NULL;
+	struct rkaccel_graph *g = NULL;
+	size_t len = 32 + ((size_t)RKACCEL_MODEL_MAX_MEM_LAYERS + 1) * 8;
+	char *text = malloc(len), msg[256] = "", *at;
+
+	ASSERT_NE(NULL, text);
+	at = text + sprintf(text, "input 4x4x16\n");
+	for (int i = 0; i <= RKACCEL_MODEL_MAX_MEM_LAYERS; i++)
+		at += sprintf(at, "pw c16\n");
+	/* one line too many */
+	EXPECT_EQ(-EINVAL, rkaccel_model_from_text(1, text, &m, msg, sizeof(msg)));
+	EXPECT_NE(NULL, strstr(msg, "more than 4096 layers")) TH_LOG("%s", msg);
+	at[-7] = '\0';
+	ASSERT_EQ(0, rkaccel_model_from_text(1, text, &m, msg, sizeof(msg))) TH_LOG("%s", msg);
+	EXPECT_EQ(RKACCEL_MODEL_MAX_MEM_LAYERS, rkaccel_model_desc(m)->num_layers);
+	ASSERT_EQ(0, rkaccel_graph_from_model(rkaccel_model_desc(m), &g, msg, sizeof(msg)))
+		TH_LOG("%s", msg);
+	ASSERT_EQ(0, rkaccel_graph_to_model(rkaccel_graph_desc(g), &low, msg, sizeof(msg)))
+		TH_LOG("%s", msg);
+	EXPECT_EQ(RKACCEL_MODEL_MAX_MEM_LAYERS, rkaccel_model_desc(low)->num_layers);
+	info.max_tasks = 2 * RKACCEL_MODEL_MAX_MEM_LAYERS;
+	ASSERT_EQ(0, rkaccel_program_compile_model(low, &info, &p));
+	EXPECT_LE(RKACCEL_MODEL_MAX_MEM_LAYERS, rkaccel_program_tasks(p));
+	/* two regions alternate however long the chain */
+	EXPECT_GE(2 * rkaccel_native_size(16, 32, 1) + 128,
+		  rkaccel_program_size(p, RKACCEL_BUF_INTERNAL));
+	ksft_print_msg("%u layers: %u tasks, internal peak %zu bytes\n",
+		       rkaccel_model_desc(low)->num_layers, rkaccel_program_tasks(p),
+		       rkaccel_program_size(p, RKACCEL_BUF_INTERNAL));
+	rkaccel_program_free(p);
+	rkaccel_model_free(low);
+	rkaccel_graph_free(g);
+	rkaccel_model_free(m);
+	free(text);
+}
+
 TEST_HARNESS_MAIN
