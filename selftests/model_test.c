@@ -245,7 +245,9 @@ TEST(random_bad_args)
 	EXPECT_EQ(-EINVAL, rkaccel_model_random(1, 1, 2, NULL, 0, &m));
 	EXPECT_EQ(-EINVAL, rkaccel_model_random(1, 1, 2, f, 0, NULL));
 	EXPECT_EQ(-EINVAL, rkaccel_model_random(1, 1, 0, f, 0, &m));
-	EXPECT_EQ(-EINVAL, rkaccel_model_random(1, 1, 17, f, 0, &m));
+	/* refused before @f is read past its 3 entries */
+	EXPECT_EQ(-EINVAL, rkaccel_model_random(1, 1, RKACCEL_MODEL_MAX_MEM_LAYERS + 1, f, 0,
+						&m));
 	EXPECT_EQ(-EINVAL, rkaccel_model_random(1, 0, 2, f, 0, &m));
 	EXPECT_EQ(-EINVAL, rkaccel_model_random(1, 65537, 2, f, 0, &m));
 	EXPECT_EQ(-EINVAL, rkaccel_model_random(1, 1, 2, f, 0x4, &m));
