@@ -106,6 +106,8 @@ check model_file "$build/$host_arch/selftests/model_test"
 check graph_file "$build/$host_arch/selftests/graph_test"
 # Every layer shape of six ImageNet networks plans (issue 26): tasks per layer.
 check layer_tiling "$build/$host_arch/selftests/tiling_test"
+# Graphs that are not chains (branches, concat, 30 layers): lowered and compiled on the host.
+check dag_compile "$build/$host_arch/selftests/dag_test"
 # The model unit again under ASan/UBSan: both tests, the 3.0 parser fuzzed.
 check model_asan_ubsan scripts/check-model-san.sh
 # The ONNX converter (host only): its own TAP, plain and under ASan/UBSan.

@@ -245,7 +245,9 @@ TEST(random_bad_args)
 	EXPECT_EQ(-EINVAL, rkaccel_model_random(1, 1, 2, NULL, 0, &m));
 	EXPECT_EQ(-EINVAL, rkaccel_model_random(1, 1, 2, f, 0, NULL));
 	EXPECT_EQ(-EINVAL, rkaccel_model_random(1, 1, 0, f, 0, &m));
-	EXPECT_EQ(-EINVAL, rkaccel_model_random(1, 1, 17, f, 0, &m));
+	/* refused before @f is read past its 3 entries */
+	EXPECT_EQ(-EINVAL, rkaccel_model_random(1, 1, RKACCEL_MODEL_MAX_MEM_LAYERS + 1, f, 0,
+						&m));
 	EXPECT_EQ(-EINVAL, rkaccel_model_random(1, 0, 2, f, 0, &m));
 	EXPECT_EQ(-EINVAL, rkaccel_model_random(1, 65537, 2, f, 0, &m));
 	EXPECT_EQ(-EINVAL, rkaccel_model_random(1, 1, 2, f, 0x4, &m));
@@ -863,7 +865,7 @@ TEST_F(desc, zero_sizes)
 	EXPECT_INVALID("rows 0 out of range 1..65536");
 	self->d.rows = 1;
 	self->d.num_layers = 0;
-	EXPECT_INVALID("num_layers 0 out of range 1..16");
+	EXPECT_INVALID("num_layers 0 out of range 1..4096");
 }
 
 TEST_F(desc, huge_sizes)
@@ -881,8 +883,8 @@ TEST_F(desc, huge_sizes)
 	self->d.rows = UINT32_MAX;
 	EXPECT_INVALID("rows 4294967295");
 	self->d.rows = 1;
-	self->d.num_layers = 17;
-	EXPECT_INVALID("num_layers 17");
+	self->d.num_layers = RKACCEL_MODEL_MAX_MEM_LAYERS + 1;
+	EXPECT_INVALID("num_layers 4097");
 
 	/* 5 x 64 MiB of weights: over the 256 MiB limit, never read */
 	for (int i = 0; i < 5; i++) {

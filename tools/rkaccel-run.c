@@ -317,7 +317,7 @@ static void print_header(const struct options *o, const struct run *r)
 	struct rkaccel_tensor_shape out;
 
 	rkaccel_query(r->dev, &info);
-	rkaccel_model_tensor(d, d->num_layers, &out);
+	rkaccel_model_shape(r->model, d->num_layers, &out);
 	if (d->height)	/* a 2.0 network: image in, image out */
 		printf("model:    %s: %u layers, %ux%ux%u -> %ux%ux%u\n", o->model, d->num_layers,
 		       d->height, d->width, d->layers[0].in_features, out.height, out.width,

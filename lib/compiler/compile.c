@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "compile.h"
+#include "../model/model_links.h"
 #include "rkaccel_drm.h"
 
 /* Entries of a task's tail: next address, next amounts, prefix, enable. */
@@ -180,70 +181,264 @@ static bool is_pool_op(uint32_t op)
 	return op == RKACCEL_OP_MAXPOOL || op == RKACCEL_OP_AVGPOOL;
 }
 
-/* Tensors every layer reads after it is written: ping-pong halves do not do. */
-static bool needs_own_regions(const struct rkaccel_model_desc *d)
+/* What a layer reads: tensor src (0 the input, j + 1 layer j's output). */
+static uint32_t layer_src(const struct model_io *io, uint32_t i)
 {
-	for (uint32_t i = 0; i < d->num_layers; i++)
-		if (d->layers[i].flags & RKACCEL_LAYER_ADD)
-			return true;
-	return false;
+	return io ? io[i].src : i;
+}
+
+static bool is_concat(const struct rkaccel_layer_desc *l)
+{
+	return l->op == RKACCEL_OP_CONCAT;
+}
+
+/*
+ * The activation plan. Each tensor lives in a region; a concat's inputs
+ * live inside the concat's region at their channel offsets (the root is
+ * the outermost concat), so the region is born with its first producer
+ * and dies after the last reader of any of its tensors. Regions whose
+ * lives overlap never share bytes; the others reuse the same bytes.
+ */
+struct plan {
+	uint32_t n;		/* layers */
+	uint32_t *root;		/* tensor -> the tensor whose region holds it */
+	uint32_t *ch_off;	/* tensor -> channel offset in its root */
+	uint32_t *birth, *death;	/* per root: first writer, last reader (layers) */
+	uint64_t *size;		/* per root: bytes (internal ones) */
+	uint64_t *off;		/* per root: offset in the internal buffer */
+};
+
+static void plan_free(struct plan *pl)
+{
+	free(pl->root);
+	free(pl->ch_off);
+	free(pl->birth);
+	free(pl->death);
+	free(pl->size);
+	free(pl->off);
+}
+
+static int plan_alloc(struct plan *pl, uint32_t n)
+{
+	size_t t = (size_t)n + 1;
+
+	*pl = (struct plan){ .n = n };
+	pl->root = calloc(t, sizeof(*pl->root));
+	pl->ch_off = calloc(t, sizeof(*pl->ch_off));
+	pl->birth = calloc(t, sizeof(*pl->birth));
+	pl->death = calloc(t, sizeof(*pl->death));
+	pl->size = calloc(t, sizeof(*pl->size));
+	pl->off = calloc(t, sizeof(*pl->off));
+	if (!pl->root || !pl->ch_off || !pl->birth || !pl->death || !pl->size || !pl->off) {
+		plan_free(pl);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Roots and channel offsets: a concat's inputs in its region, in order.
+ * Refuses (-EINVAL) what cannot be written in place: the model input or an
+ * int32 tensor in a concat, a tensor in two, an input but the last whose
+ * channels are not whole groups of the DPU's writes.
+ */
+static int plan_roots(struct plan *pl, const struct rkaccel_model_desc *d,
+		      const struct model_io *io, const uint32_t *cat)
+{
+	uint32_t *parent = pl->birth;	/* scratch until plan_lives() */
+
+	for (uint32_t t = 0; t <= pl->n; t++)
+		parent[t] = UINT32_MAX;
+	for (uint32_t i = 0; io && i < pl->n; i++) {
+		uint32_t off = 0;
+
+		if (!is_concat(&d->layers[i]))
+			continue;
+		for (uint32_t k = 0; k < io[i].cat_count; k++) {
+			uint32_t t = cat[io[i].cat_first + k];
+			uint32_t c = t ? d->layers[t - 1].out_features : 0;
+
+			if (!t || parent[t] != UINT32_MAX ||
+			    (k + 1 < io[i].cat_count && c % NATIVE_CHANNEL_ALIGN))
+				return -EINVAL;
+			parent[t] = i + 1;
+			pl->ch_off[t] = off;
+			off += c;
+		}
+	}
+	/* a parent comes later than its inputs: resolve from the last tensor down */
+	for (uint32_t t = pl->n + 1; t-- > 0;) {
+		uint32_t p = parent[t];
+
+		pl->root[t] = p == UINT32_MAX ? t : pl->root[p];
+		if (p != UINT32_MAX)
+			pl->ch_off[t] += pl->ch_off[p];
+	}
+	return 0;
+}
+
+/* Each root's life: first layer writing into it, last layer reading from it. */
+static void plan_lives(struct plan *pl, const struct rkaccel_model_desc *d,
+		       const struct model_io *io)
+{
+	for (uint32_t t = 0; t <= pl->n; t++) {
+		pl->birth[t] = UINT32_MAX;
+		pl->death[t] = 0;
+	}
+	for (uint32_t t = 1; t <= pl->n; t++) {
+		uint32_t r = pl->root[t];
+
+		if (!is_concat(&d->layers[t - 1]) && t - 1 < pl->birth[r])
+			pl->birth[r] = t - 1;
+		if (t - 1 > pl->death[r])
+			pl->death[r] = t - 1;
+	}
+	for (uint32_t i = 0; i < pl->n; i++) {
+		const struct rkaccel_layer_desc *l = &d->layers[i];
+		uint32_t r;
+
+		if (is_concat(l))
+			continue;
+		r = pl->root[layer_src(io, i)];
+		pl->death[r] = i > pl->death[r] ? i : pl->death[r];
+		if (l->flags & RKACCEL_LAYER_ADD) {
+			r = pl->root[l->add_input];
+			pl->death[r] = i > pl->death[r] ? i : pl->death[r];
+		}
+	}
+}
+
+/*
+ * First fit, roots in the order they are born (then by index): the lowest
+ * offset whose bytes no root living at the same time holds. Deterministic;
+ * returns the internal buffer's size, the peak.
+ */
+static uint64_t plan_offsets(struct plan *pl, const uint32_t *order, uint32_t count)
+{
+	uint64_t total = 0;
+
+	for (uint32_t a = 0; a < count; a++) {
+		uint32_t r = order[a];
+		uint64_t at = 0;
+		bool moved = true;
+
+		/* move past every overlapping placed root until none is in the way */
+		while (moved) {
+			moved = false;
+			for (uint32_t b = 0; b < a; b++) {
+				uint32_t q = order[b];
+
+				if (pl->death[q] < pl->birth[r] || pl->death[r] < pl->birth[q])
+					continue;
+				if (at < pl->off[q] + pl->size[q] && pl->off[q] < at + pl->size[r]) {
+					at = pl->off[q] + pl->size[q];
+					moved = true;
+				}
+			}
+		}
+		pl->off[r] = at;
+		total = at + pl->size[r] > total ? at + pl->size[r] : total;
+	}
+	return total;
+}
+
+/* Internal roots ordered by birth, then index (insertion sort: stable, no context). */
+static void sort_roots(const struct plan *pl, uint32_t *order, uint32_t count)
+{
+	for (uint32_t a = 1; a < count; a++) {
+		uint32_t r = order[a], b = a;
+
+		while (b && (pl->birth[order[b - 1]] > pl->birth[r]))
+			order[b] = order[b - 1], b--;
+		order[b] = r;
+	}
+}
+
+/* A tensor's own shape as the compiler places it (no buffer yet). */
+static void shape_place(struct tensor_place *tp, const struct rkaccel_tensor_shape *s)
+{
+	*tp = (struct tensor_place){ .h = s->height, .w = s->width, .c = s->channels,
+				     .elem_bytes = 1, .scale = s->scale, .zp = s->zero_point };
 }
 
 /*
  * Where every tensor lives: the input and output in their buffers, the
- * ones between in the internal buffer, in two alternating halves, or each
- * in its own region when a residual add reads one again later.
+ * others in the internal buffer by lifetime; a concat's inputs inside it.
  */
-static void place_tensors(struct rkaccel_program *p, const struct rkaccel_model_desc *d,
-			  struct tensor_place *t)
+static int place_tensors(struct rkaccel_program *p, const struct rkaccel_model_desc *d,
+			 const struct model_io *io, const uint32_t *cat,
+			 const struct rkaccel_tensor_shape *s, struct tensor_place *t)
 {
-	bool own = needs_own_regions(d);
-	size_t half = 0, total = 0;
-	uint32_t last = d->num_layers;
+	uint32_t last = d->num_layers, count = 0, *order;
+	struct plan pl;
+	int ret = plan_alloc(&pl, last);
 
+	if (ret)
+		return ret;
+	ret = plan_roots(&pl, d, io, cat);
+	if (ret || pl.root[0] != 0) {
+		plan_free(&pl);
+		return ret ? ret : -EINVAL;
+	}
+	plan_lives(&pl, d, io);
+	order = calloc((size_t)last + 1, sizeof(*order));
+	if (!order) {
+		plan_free(&pl);
+		return -ENOMEM;
+	}
 	for (uint32_t i = 0; i <= last; i++) {
-		struct rkaccel_tensor_shape s;
-		size_t size;
-
-		rkaccel_model_tensor(d, i, &s);
-		t[i] = (struct tensor_place){ .h = s.height, .w = s.width, .c = s.channels,
-					      .elem_bytes = 1, .scale = s.scale,
-					      .zp = s.zero_point };
+		shape_place(&t[i], &s[i]);
 		if (i == last && d->layers[last - 1].flags & RKACCEL_LAYER_OUT_INT32)
 			t[i].elem_bytes = 4;
-		t[i].plane = (uint32_t)native_plane_bytes(s.height * s.width);
-		size = rkaccel_native_size(s.height * s.width, s.channels, t[i].elem_bytes);
+		if (pl.root[i] != i)
+			continue;
 		if (i == 0 || i == last) {
 			t[i].buf = i ? RKACCEL_BUF_OUTPUT : RKACCEL_BUF_INPUT;
-			p->size[t[i].buf] = size;
+			t[i].plane = (uint32_t)native_plane_bytes(s[i].height * s[i].width);
+			p->size[t[i].buf] = rkaccel_native_size(s[i].height * s[i].width,
+								s[i].channels, t[i].elem_bytes);
 			continue;
 		}
 		/* between layers: planes a convolution can read (compile.h) */
-		t[i].plane = (uint32_t)cna_plane_bytes(s.height, s.width);
-		size = (size_t)native_planes(s.channels, t[i].elem_bytes) * t[i].plane;
 		t[i].buf = RKACCEL_BUF_INTERNAL;
-		t[i].off = (uint32_t)total;
-		if (own)
-			total += ALIGN_UP(size, 64);
-		half = size > half ? size : half;
+		t[i].plane = (uint32_t)cna_plane_bytes(s[i].height, s[i].width);
+		pl.size[i] = ALIGN_UP((uint64_t)native_planes(s[i].channels, 1) * t[i].plane, 64);
+		order[count++] = i;
 	}
-	if (!own) {
-		for (uint32_t i = 1; i < last; i++)
-			t[i].off = (uint32_t)(((i - 1) % 2) * half);
-		total = last > 2 ? 2 * half : half;
+	sort_roots(&pl, order, count);
+	p->size[RKACCEL_BUF_INTERNAL] = (size_t)plan_offsets(&pl, order, count);
+	for (uint32_t i = 0; i <= last; i++) {
+		const struct tensor_place *r = &t[pl.root[i]];
+
+		if (r->buf == RKACCEL_BUF_INTERNAL && pl.root[i] == i)
+			t[i].off = (uint32_t)pl.off[i];
 	}
-	p->size[RKACCEL_BUF_INTERNAL] = last > 1 ? total : 0;
+	/* a concat's inputs: its buffer and planes, their channels' planes in */
+	for (uint32_t i = 1; i <= last; i++) {
+		const struct tensor_place *r = &t[pl.root[i]];
+
+		if (pl.root[i] == i)
+			continue;
+		t[i].buf = r->buf;
+		t[i].plane = r->plane;
+		t[i].off = r->off + pl.ch_off[i] / (RKNPU_ATOM_BYTES / r->elem_bytes) * r->plane;
+	}
+	free(order);
+	plan_free(&pl);
+	return p->size[RKACCEL_BUF_INTERNAL] > UINT32_MAX ? -E2BIG : 0;
 }
 
 static int plan_layers(struct layer_plan *lps, const struct rkaccel_model_desc *d,
-		       const struct tensor_place *t, uint32_t banks)
+		       const struct model_io *io, const struct tensor_place *t, uint32_t banks)
 {
 	for (uint32_t i = 0; i < d->num_layers; i++) {
 		const struct rkaccel_layer_desc *l = &d->layers[i];
 		struct layer_plan *lp = &lps[i];
 		int ret;
 
-		*lp = (struct layer_plan){ .desc = l, .in = t[i], .out = t[i + 1] };
+		if (is_concat(l))
+			continue;
+		*lp = (struct layer_plan){ .desc = l, .in = t[layer_src(io, i)], .out = t[i + 1] };
 		if (l->flags & RKACCEL_LAYER_ADD)
 			lp->add = t[l->add_input];
 		ret = is_pool_op(l->op) ? pool_plan(lp, banks * RKNPU_CBUF_BANK_SIZE) :
@@ -254,21 +449,15 @@ static int plan_layers(struct layer_plan *lps, const struct rkaccel_model_desc *
 	return 0;
 }
 
-static int compile_layers(struct rkaccel_program *p, const struct rkaccel_model_desc *desc,
-			  uint32_t banks)
+static int compile_plans(struct rkaccel_program *p, const struct rkaccel_model_desc *desc,
+			 struct layer_plan *lps)
 {
-	struct layer_plan lps[RKACCEL_MODEL_MAX_LAYERS];
-	struct tensor_place t[RKACCEL_MODEL_MAX_LAYERS + 1];
 	uint64_t wt = 0;
 	uint32_t i;
 	int ret;
 
-	place_tensors(p, desc, t);
-	ret = plan_layers(lps, desc, t, banks);
-	if (ret)
-		return ret;
 	for (i = 0; i < desc->num_layers; i++) {
-		if (is_pool_op(desc->layers[i].op))
+		if (is_pool_op(desc->layers[i].op) || is_concat(&desc->layers[i]))
 			continue;
 		lps[i].wt_off = (uint32_t)wt;
 		wt += ALIGN_UP(conv_weight_bytes(&lps[i]), 64);
@@ -282,6 +471,8 @@ static int compile_layers(struct rkaccel_program *p, const struct rkaccel_model_
 	if (!p->weights)
 		return -ENOMEM;
 	for (i = 0; i < desc->num_layers; i++) {
+		if (is_concat(&desc->layers[i]))
+			continue;	/* its producers wrote it */
 		if (is_pool_op(desc->layers[i].op)) {
 			pool_put_layer(p, &lps[i]);
 			continue;
@@ -295,23 +486,47 @@ static int compile_layers(struct rkaccel_program *p, const struct rkaccel_model_
 	return p->err;
 }
 
-int rkaccel_program_compile(const struct rkaccel_model_desc *desc,
-			    const struct rkaccel_info *info, struct rkaccel_program **prog)
+static int compile_layers(struct rkaccel_program *p, const struct rkaccel_model_desc *desc,
+			  const struct model_io *io, const uint32_t *cat, uint32_t banks)
+{
+	size_t n = (size_t)desc->num_layers + 1;
+	struct rkaccel_tensor_shape *s = calloc(n, sizeof(*s));
+	struct tensor_place *t = calloc(n, sizeof(*t));
+	struct layer_plan *lps = calloc(n, sizeof(*lps));
+	int ret = -ENOMEM;
+
+	if (s && t && lps) {
+		/* the model was checked: this fills the shapes */
+		ret = model_check(desc, io, cat, UINT32_MAX, s, NULL, 0);
+		if (!ret)
+			ret = place_tensors(p, desc, io, cat, s, t);
+		if (!ret)
+			ret = plan_layers(lps, desc, io, t, banks);
+		if (!ret)
+			ret = compile_plans(p, desc, lps);
+	}
+	free(s);
+	free(t);
+	free(lps);
+	return ret;
+}
+
+int program_compile(const struct rkaccel_model_desc *desc, const struct model_io *io,
+		    const uint32_t *cat, const struct rkaccel_info *info,
+		    struct rkaccel_program **prog)
 {
 	struct rkaccel_program *p;
 	uint32_t banks;
 	int ret;
 
 	*prog = NULL;
-	if (!desc || !info || rkaccel_model_validate(desc, NULL, 0))
-		return -EINVAL;
 	banks = info->cbuf_size / RKNPU_CBUF_BANK_SIZE;
 	if (banks < 2 || banks > 15 || !info->max_tasks)
 		return -EINVAL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	ret = compile_layers(p, desc, banks);
+	ret = compile_layers(p, desc, io, cat, banks);
 	/* the driver takes at most max_tasks hardware tasks in one job */
 	if (!ret && p->num_tasks > info->max_tasks)
 		ret = -E2BIG;
@@ -321,6 +536,32 @@ int rkaccel_program_compile(const struct rkaccel_model_desc *desc,
 	}
 	*prog = p;
 	return 0;
+}
+
+int rkaccel_program_compile(const struct rkaccel_model_desc *desc,
+			    const struct rkaccel_info *info, struct rkaccel_program **prog)
+{
+	if (!prog)
+		return -EINVAL;
+	*prog = NULL;
+	if (!desc || !info || rkaccel_model_validate(desc, NULL, 0))
+		return -EINVAL;
+	return program_compile(desc, NULL, NULL, info, prog);
+}
+
+int rkaccel_program_compile_model(const struct rkaccel_model *model,
+				  const struct rkaccel_info *info, struct rkaccel_program **prog)
+{
+	const struct model_io *io;
+	const uint32_t *cat;
+
+	if (!prog)
+		return -EINVAL;
+	*prog = NULL;
+	if (!model || !info)
+		return -EINVAL;
+	io = model_links(model, &cat);
+	return program_compile(rkaccel_model_desc(model), io, cat, info, prog);
 }
 
 void rkaccel_program_free(struct rkaccel_program *prog)

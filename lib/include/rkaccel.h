@@ -21,7 +21,7 @@ extern "C" {
  * Not the driver's version, which rkaccel_query() reports.
  */
 #define RKACCEL_LIB_VERSION_MAJOR	2
-#define RKACCEL_LIB_VERSION_MINOR	2
+#define RKACCEL_LIB_VERSION_MINOR	3
 #define RKACCEL_LIB_VERSION_PATCH	0
 #define RKACCEL_LIB_VERSION_CODE(major, minor, patch) \
 	(((major) << 16) | ((minor) << 8) | (patch))
@@ -110,8 +110,14 @@ const char *rkaccel_strerror(int err);
 #define RKACCEL_MODEL_VERSION_MAJOR	2
 #define RKACCEL_MODEL_VERSION_MINOR	0
 
-/* Limits enforced by rkaccel_model_validate() and so by every parse. */
+/*
+ * Limits enforced by rkaccel_model_validate() and so by every parse. A 1.x
+ * or 2.x file holds at most RKACCEL_MODEL_MAX_LAYERS layers; a model in
+ * memory (a description, a lowered 3.0 graph, a text network) up to
+ * RKACCEL_MODEL_MAX_MEM_LAYERS.
+ */
 #define RKACCEL_MODEL_MAX_LAYERS	16
+#define RKACCEL_MODEL_MAX_MEM_LAYERS	4096
 #define RKACCEL_MODEL_MAX_FEATURES	32768		/* in_features, out_features (VGG: 25088) */
 #define RKACCEL_MODEL_MAX_ROWS		65536
 #define RKACCEL_MODEL_MAX_WEIGHT_BYTES	(256u << 20)	/* all layers together */
@@ -132,6 +138,13 @@ enum rkaccel_op {
 	RKACCEL_OP_AVGPOOL,	/* kernel 0x0: global average */
 	RKACCEL_OP_COUNT,
 };
+
+/*
+ * A concat along channels: only in models lowered from 3.0 graphs, never in
+ * a file or a description rkaccel_model_validate() takes. Its inputs are
+ * rkaccel_model_inputs(); in_features == out_features, the total.
+ */
+#define RKACCEL_OP_CONCAT	0x100u
 
 /* One fully connected layer of a quantized MLP: out = requant(in x W^T + bias). */
 struct rkaccel_layer_desc {
@@ -157,7 +170,7 @@ struct rkaccel_layer_desc {
 /* A quantized MLP: input int8 [rows][layers[0].in_features], output [rows][last.out_features]. */
 struct rkaccel_model_desc {
 	uint32_t rows;           /* M: input rows per inference, >= 1 */
-	uint32_t num_layers;     /* 1..RKACCEL_MODEL_MAX_LAYERS (16) */
+	uint32_t num_layers;     /* 1..RKACCEL_MODEL_MAX_MEM_LAYERS; files 1..RKACCEL_MODEL_MAX_LAYERS */
 	const struct rkaccel_layer_desc *layers;
 	/* version 2.0: the input is an image; 0, 0 for an MLP (rows x 1) */
 	uint32_t height, width;  /* height * width == rows */
@@ -193,7 +206,7 @@ struct rkaccel_model;
 
 /*
  * rkaccel_model_validate - check @desc against the model rules: rows in
- * 1..RKACCEL_MODEL_MAX_ROWS; num_layers in 1..RKACCEL_MODEL_MAX_LAYERS and
+ * 1..RKACCEL_MODEL_MAX_ROWS; num_layers in 1..RKACCEL_MODEL_MAX_MEM_LAYERS and
  * layers non-NULL; per layer in_features and out_features in
  * 1..RKACCEL_MODEL_MAX_FEATURES, no flag bits besides RKACCEL_LAYER_*,
  * OUT_INT32 on the last layer only, zero points in -128..127 (out_zero_point
@@ -252,11 +265,32 @@ const struct rkaccel_model_desc *rkaccel_model_desc(const struct rkaccel_model *
 void rkaccel_model_free(struct rkaccel_model *model);
 
 /*
+ * rkaccel_model_inputs - the tensors layer @layer of @model reads (0 the
+ * model input, j + 1 the output of layer j), add_input aside: one for a
+ * convolution or pool, a concat's inputs in channel order. In a model made
+ * from a description or a 1.x/2.x file, layer i reads tensor i (a chain); a
+ * model lowered from a 3.0 graph may read any earlier tensor. Writes up to
+ * @max of them to @tensors and returns how many there are, or -EINVAL.
+ */
+int rkaccel_model_inputs(const struct rkaccel_model *model, uint32_t layer, uint32_t *tensors,
+			 uint32_t max);
+
+/*
+ * rkaccel_model_shape - the shape of tensor @t of @model (0 the input, i + 1
+ * the output of layer i), following what each layer reads: for models that
+ * are not chains, where rkaccel_model_tensor() on the description would
+ * assume one. Returns 0, -EINVAL or -ENOMEM.
+ */
+int rkaccel_model_shape(const struct rkaccel_model *model, uint32_t t,
+			struct rkaccel_tensor_shape *shape);
+
+/*
  * rkaccel_model_serialize - write @desc as a model file image of the current
  * version into a new buffer: *@buf (free it with free(3)) of *@len bytes.
  * The layout is canonical: header, layer records, then per layer its weights
  * and its bias, each at the next 64-byte boundary, zero padding between.
- * Returns 0, -EINVAL when rkaccel_model_validate() rejects @desc, or -ENOMEM.
+ * Returns 0, -EINVAL when rkaccel_model_validate() rejects @desc or it has
+ * more than RKACCEL_MODEL_MAX_LAYERS layers (a file's limit), or -ENOMEM.
  */
 int rkaccel_model_serialize(const struct rkaccel_model_desc *desc, void **buf, size_t *len);
 
@@ -484,20 +518,27 @@ int rkaccel_graph_from_model(const struct rkaccel_model_desc *desc,
 			     struct rkaccel_graph **graph, char *msg, size_t msg_len);
 
 /*
- * rkaccel_graph_to_model - lower the graph @desc to the 1.x/2.x layer chain
- * the compiler and contexts take (the inverse of rkaccel_graph_from_model()),
- * one slice of the batch: run it with rkaccel_ctx_set_batch(ctx,
- * @desc->batch). Takes exactly the graphs the chain expresses: one int8
- * input (NHWC or [N, C], no mean/std, channels as is) and one output; every
- * node reads the output of the node before; convolutions (a 1x1, stride 1,
- * unpadded one becomes the chain's FC), depthwise convolutions, FC on one
- * pixel, pools (avgpool counting the padding), ReLU; an int32 convolution
- * output only as the last tensor or followed by the ADD of an earlier chain
- * tensor. A pool's weight_scale is 1.0. An MLP (every layer FC, width 1)
- * gets height and width 0. Stores a model that owns its arrays in *@model.
- * Returns 0, -ENOMEM, or -EINVAL with a message naming the node and the
- * reason, e.g. "node 'cat' (concat): not compiled yet: the chain compiler
- * has no concat (issue 26)".
+ * rkaccel_graph_to_model - lower the graph @desc to the layers the compiler
+ * and contexts take (the inverse of rkaccel_graph_from_model()), one slice
+ * of the batch: run it with rkaccel_ctx_set_batch(ctx, @desc->batch). Takes
+ * the graphs with one int8 input (NHWC or [N, C], no mean/std, channels as
+ * is) and one output, the last layer's; each node reads any tensor a node
+ * before computes (up to RKACCEL_MODEL_MAX_MEM_LAYERS layers); convolutions
+ * (a 1x1, stride 1, unpadded one becomes the FC), depthwise convolutions,
+ * FC on one pixel, pools (avgpool counting the padding), global average
+ * pooling, ReLU; an int32 convolution output only as the last tensor or
+ * followed by the ADD of an earlier tensor; concats along the channels of
+ * NHWC int8 tensors that the producers write in place (not the graph input,
+ * each tensor in one concat, every input but the last a multiple of 32
+ * channels; an input quantized otherwise is requantized by its producer
+ * when that is a convolution nothing else reads). A graph that is a chain
+ * gives a chain (rkaccel_model_desc() describes it whole); the others carry
+ * their links (rkaccel_model_inputs()) and compile with
+ * rkaccel_program_compile_model(). A pool's weight_scale is 1.0. An MLP
+ * (every layer FC, width 1) gets height and width 0. Stores a model that
+ * owns its arrays in *@model. Returns 0, -ENOMEM, or -EINVAL with a message
+ * naming the node and the reason, e.g. "node 'g' (groupconv): not compiled
+ * yet: the chain compiler has no grouped convolution (issue 26)".
  */
 int rkaccel_graph_to_model(const struct rkaccel_graph_desc *desc, struct rkaccel_model **model,
 			   char *msg, size_t msg_len);
@@ -580,6 +621,22 @@ struct rkaccel_pc_start {
  */
 int rkaccel_program_compile(const struct rkaccel_model_desc *desc,
 			    const struct rkaccel_info *info, struct rkaccel_program **prog);
+
+/*
+ * rkaccel_program_compile_model - rkaccel_program_compile() for @model,
+ * whose layers may read any earlier tensor and concatenate tensors along
+ * channels (rkaccel_model_inputs()): a model lowered from a 3.0 graph.
+ * Activations between layers share the internal buffer by lifetime (a
+ * region is reused once its tensor's last reader ran); a concat costs no
+ * task: its producers write their outputs into its buffer at their channel
+ * offsets. rkaccel_program_size(RKACCEL_BUF_INTERNAL) is the peak of
+ * activation memory. The same model gives the same program, byte for byte.
+ * Errors as rkaccel_program_compile(); -EINVAL also for a concat the layout
+ * cannot write in place (an input that is not the last with a channel count
+ * not a multiple of 32, the model input, a tensor in two concats).
+ */
+int rkaccel_program_compile_model(const struct rkaccel_model *model,
+				  const struct rkaccel_info *info, struct rkaccel_program **prog);
 
 /* rkaccel_program_free - free @prog. NULL is a no-op. */
 void rkaccel_program_free(struct rkaccel_program *prog);

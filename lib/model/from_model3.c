@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "graph3.h"
@@ -160,7 +161,7 @@ static void add_layer(struct builder *b, const struct rkaccel_model_desc *d, uin
 int rkaccel_graph_from_model(const struct rkaccel_model_desc *desc,
 			     struct rkaccel_graph **graph, char *msg, size_t msg_len)
 {
-	uint32_t map[RKACCEL_MODEL_MAX_LAYERS + 1], adds = 0;
+	uint32_t *map, adds = 0;	/* chain tensor -> graph tensor */
 	struct rkaccel_tensor_shape in;
 	struct builder b = { 0 };
 	int ret;
@@ -179,6 +180,12 @@ int rkaccel_graph_from_model(const struct rkaccel_model_desc *desc,
 		model_bad(msg, msg_len, "out of memory");
 		return ret;
 	}
+	map = malloc(((size_t)desc->num_layers + 1) * sizeof(*map));
+	if (!map) {
+		rkaccel_graph_free(b.g);
+		model_bad(msg, msg_len, "out of memory");
+		return -ENOMEM;
+	}
 	b.data = b.g->data;
 	rkaccel_model_tensor(desc, 0, &in);
 	map[0] = add_tensor(&b, "input", RKACCEL_DTYPE_INT8, &in, in.scale, in.zero_point);
@@ -187,6 +194,7 @@ int rkaccel_graph_from_model(const struct rkaccel_model_desc *desc,
 	b.g->desc.batch = 1;
 	b.g->inputs[0].tensor = map[0];
 	b.g->outputs[0] = map[desc->num_layers];
+	free(map);
 	ret = rkaccel_graph_validate(&b.g->desc, msg, msg_len);
 	if (ret) {
 		rkaccel_graph_free(b.g);

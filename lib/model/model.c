@@ -300,35 +300,45 @@ static void layer_out_hw(const struct rkaccel_layer_desc *l, uint32_t h, uint32_
 	}
 }
 
-/* Shapes of tensors 0..num_layers; layers already range-checked up to @upto. */
-static void tensor_shapes(const struct rkaccel_model_desc *d, uint32_t upto,
-			  struct rkaccel_tensor_shape *t)
+/* The input's shape: tensor 0. */
+static struct rkaccel_tensor_shape input_shape(const struct rkaccel_model_desc *d)
 {
-	t[0] = (struct rkaccel_tensor_shape){
+	return (struct rkaccel_tensor_shape){
 		.height = d->height ? d->height : d->rows, .width = d->width ? d->width : 1,
 		.channels = d->layers[0].in_features, .scale = d->layers[0].in_scale,
 		.zero_point = d->layers[0].in_zero_point,
 	};
-	for (uint32_t i = 0; i < upto; i++) {
-		const struct rkaccel_layer_desc *l = &d->layers[i];
+}
 
-		layer_out_hw(l, t[i].height, t[i].width, &t[i + 1].height, &t[i + 1].width);
-		t[i + 1].channels = l->out_features;
-		t[i + 1].scale = l->out_scale;
-		t[i + 1].zero_point = l->out_zero_point;
+/* Layer @l's output shape for its input of shape @in (a concat: its first). */
+static struct rkaccel_tensor_shape layer_out(const struct rkaccel_layer_desc *l,
+					     const struct rkaccel_tensor_shape *in)
+{
+	struct rkaccel_tensor_shape o = { .channels = l->out_features, .scale = l->out_scale,
+					  .zero_point = l->out_zero_point };
+
+	if (l->op == RKACCEL_OP_CONCAT) {
+		o.height = in->height;
+		o.width = in->width;
+	} else {
+		layer_out_hw(l, in->height, in->width, &o.height, &o.width);
 	}
+	return o;
 }
 
 int rkaccel_model_tensor(const struct rkaccel_model_desc *desc, uint32_t t,
 			 struct rkaccel_tensor_shape *shape)
 {
-	struct rkaccel_tensor_shape all[RKACCEL_MODEL_MAX_LAYERS + 1];
+	struct rkaccel_tensor_shape s;
 
 	if (!desc || !shape || !desc->layers || t > desc->num_layers ||
-	    desc->num_layers > RKACCEL_MODEL_MAX_LAYERS)
+	    desc->num_layers > RKACCEL_MODEL_MAX_MEM_LAYERS)
 		return -EINVAL;
-	tensor_shapes(desc, desc->num_layers, all);
-	*shape = all[t];
+	/* a chain: each shape from the one before, no array */
+	s = input_shape(desc);
+	for (uint32_t i = 0; i < t; i++)
+		s = layer_out(&desc->layers[i], &s);
+	*shape = s;
 	return 0;
 }
 
@@ -391,7 +401,7 @@ static int check_op(const struct rkaccel_layer_desc *l, unsigned int i, char *ms
 }
 
 /* Shapes, the residual input, per-channel scales: what needs the tensors. */
-static int check_graph_layer(const struct rkaccel_layer_desc *l, unsigned int i,
+static int check_graph_layer(const struct rkaccel_layer_desc *l, unsigned int i, uint32_t src,
 			     const struct rkaccel_tensor_shape *t, char *msg, size_t msg_len)
 {
 	int ret = check_op(l, i, msg, msg_len);
@@ -403,7 +413,7 @@ static int check_graph_layer(const struct rkaccel_layer_desc *l, unsigned int i,
 			   i, l->out_features, l->in_features);
 	if (!t[i + 1].height || !t[i + 1].width)
 		return model_bad(msg, msg_len, "layer %u: the window does not fit the %ux%u input", i,
-			   t[i].height, t[i].width);
+			   t[src].height, t[src].width);
 	if (!(l->flags & RKACCEL_LAYER_ADD)) {
 		if (l->add_input)
 			return model_bad(msg, msg_len, "layer %u: add_input %u without flag ADD", i,
@@ -432,18 +442,105 @@ static int check_graph_layer(const struct rkaccel_layer_desc *l, unsigned int i,
 	return 0;
 }
 
-/* The input shape, then every layer against the tensors before it. */
-static int check_graph(const struct rkaccel_model_desc *d, char *msg, size_t msg_len)
+/* Tensor @src feeds layer @i: channels and quantization as the layer takes them. */
+static int check_feed(const struct rkaccel_layer_desc *l, unsigned int i, uint32_t src,
+		      const struct rkaccel_tensor_shape *t, char *msg, size_t msg_len)
 {
-	struct rkaccel_tensor_shape t[RKACCEL_MODEL_MAX_LAYERS + 1];
+	const struct rkaccel_tensor_shape *s = &t[src];
+	char from[32];
+
+	if (src)
+		snprintf(from, sizeof(from), "layer %u has out", src - 1);
+	else
+		snprintf(from, sizeof(from), "the input has in");
+	if (l->in_features != s->channels)
+		return model_bad(msg, msg_len, "layer %u: in_features %u does not chain: %s_features %u",
+			   i, l->in_features, from, s->channels);
+	if (l->in_zero_point != s->zero_point)
+		return model_bad(msg, msg_len,
+			   "layer %u: in_zero_point %d does not chain: %s_zero_point %d",
+			   i, l->in_zero_point, from, s->zero_point);
+	if (float_bits(l->in_scale) != float_bits(s->scale))
+		return model_bad(msg, msg_len, "layer %u: in_scale %.9g does not chain: %s_scale %.9g",
+			   i, (double)l->in_scale, from, (double)s->scale);
+	return 0;
+}
+
+/* A concat: earlier tensors of one size and its quantization, channels summed. */
+static int check_concat(const struct rkaccel_layer_desc *l, unsigned int i,
+			const struct model_io *io, const uint32_t *cat, uint32_t num_cat,
+			const struct rkaccel_tensor_shape *t, char *msg, size_t msg_len)
+{
+	uint64_t sum = 0;
+
+	if (io->cat_count < 2 || io->cat_first > num_cat || io->cat_count > num_cat - io->cat_first)
+		return model_bad(msg, msg_len, "layer %u: concat of %u inputs at %u", i,
+			   io->cat_count, io->cat_first);
+	if (l->flags || l->weight_scales || l->in_features != l->out_features)
+		return model_bad(msg, msg_len,
+			   "layer %u: a concat has no flags or weight scales, in_features == out_features",
+			   i);
+	for (uint32_t k = 0; k < io->cat_count; k++) {
+		uint32_t s = cat[io->cat_first + k];
+
+		if (s > i)
+			return model_bad(msg, msg_len, "layer %u: concat input %u is not an earlier tensor",
+				   i, s);
+		if (t[s].height != t[cat[io->cat_first]].height ||
+		    t[s].width != t[cat[io->cat_first]].width)
+			return model_bad(msg, msg_len, "layer %u: concat input %u is %ux%u, the first %ux%u",
+				   i, s, t[s].height, t[s].width, t[cat[io->cat_first]].height,
+				   t[cat[io->cat_first]].width);
+		if (t[s].zero_point != l->out_zero_point ||
+		    float_bits(t[s].scale) != float_bits(l->out_scale))
+			return model_bad(msg, msg_len,
+				   "layer %u: concat input %u is quantized otherwise than the concat", i, s);
+		sum += t[s].channels;
+	}
+	if (sum != l->out_features)
+		return model_bad(msg, msg_len, "layer %u: concat inputs have %llu channels, out_features %u",
+			   i, (unsigned long long)sum, l->out_features);
+	return 0;
+}
+
+/*
+ * The input shape, then every layer against the tensors before it; each
+ * shape follows the tensor the layer reads (@io NULL: the one before).
+ */
+static int check_graph(const struct rkaccel_model_desc *d, const struct model_io *io,
+		       const uint32_t *cat, uint32_t num_cat, struct rkaccel_tensor_shape *t,
+		       char *msg, size_t msg_len)
+{
 	int ret;
 
 	if ((d->height || d->width) && (uint64_t)d->height * d->width != d->rows)
 		return model_bad(msg, msg_len, "height %u x width %u is not rows %u", d->height,
 			   d->width, d->rows);
-	tensor_shapes(d, d->num_layers, t);
+	t[0] = input_shape(d);
 	for (uint32_t i = 0; i < d->num_layers; i++) {
-		ret = check_graph_layer(&d->layers[i], i, t, msg, msg_len);
+		const struct rkaccel_layer_desc *l = &d->layers[i];
+		uint32_t src = io ? io[i].src : i;
+
+		if (l->op == RKACCEL_OP_CONCAT) {
+			if (!io)
+				return model_bad(msg, msg_len, "layer %u: unknown op %u", i, l->op);
+			ret = check_concat(l, i, &io[i], cat, num_cat, t, msg, msg_len);
+			if (ret)
+				return ret;
+			t[i + 1] = layer_out(l, &t[cat[io[i].cat_first]]);
+			continue;
+		}
+		if (src > i)
+			return model_bad(msg, msg_len, "layer %u: input %u is not an earlier tensor", i,
+				   src);
+		if (i || src)
+			ret = check_feed(l, i, src, t, msg, msg_len);
+		else
+			ret = 0;
+		if (ret)
+			return ret;
+		t[i + 1] = layer_out(l, &t[src]);
+		ret = check_graph_layer(l, i, src, t, msg, msg_len);
 		if (ret)
 			return ret;
 	}
@@ -518,8 +615,11 @@ static int check_chain(const struct rkaccel_layer_desc *p, const struct rkaccel_
 	return 0;
 }
 
-int rkaccel_model_validate(const struct rkaccel_model_desc *desc, char *msg, size_t msg_len)
+int model_check(const struct rkaccel_model_desc *desc, const struct model_io *io,
+		const uint32_t *cat, uint32_t num_cat, struct rkaccel_tensor_shape *shapes,
+		char *msg, size_t msg_len)
 {
+	struct rkaccel_tensor_shape *t;
 	uint64_t weight_bytes = 0;
 	int ret;
 
@@ -530,19 +630,20 @@ int rkaccel_model_validate(const struct rkaccel_model_desc *desc, char *msg, siz
 	if (desc->rows < 1 || desc->rows > RKACCEL_MODEL_MAX_ROWS)
 		return model_bad(msg, msg_len, "rows %u out of range 1..%u", desc->rows,
 			   RKACCEL_MODEL_MAX_ROWS);
-	if (desc->num_layers < 1 || desc->num_layers > RKACCEL_MODEL_MAX_LAYERS)
+	if (desc->num_layers < 1 || desc->num_layers > RKACCEL_MODEL_MAX_MEM_LAYERS)
 		return model_bad(msg, msg_len, "num_layers %u out of range 1..%u", desc->num_layers,
-			   RKACCEL_MODEL_MAX_LAYERS);
+			   RKACCEL_MODEL_MAX_MEM_LAYERS);
 	if (!desc->layers)
 		return model_bad(msg, msg_len, "layers is NULL");
 
 	for (uint32_t i = 0; i < desc->num_layers; i++) {
 		const struct rkaccel_layer_desc *l = &desc->layers[i];
+		bool concat = io && l->op == RKACCEL_OP_CONCAT;
 
 		ret = check_layer(l, i, i == desc->num_layers - 1, msg, msg_len);
-		if (!ret)
+		if (!ret && !concat)
 			ret = check_op(l, i, msg, msg_len);
-		if (!ret && i)
+		if (!ret && i && !io)
 			ret = check_chain(&desc->layers[i - 1], l, i, msg, msg_len);
 		if (ret)
 			return ret;
@@ -551,7 +652,18 @@ int rkaccel_model_validate(const struct rkaccel_model_desc *desc, char *msg, siz
 	if (weight_bytes > RKACCEL_MODEL_MAX_WEIGHT_BYTES)
 		return model_bad(msg, msg_len, "total weights %llu bytes exceed the limit of %u",
 			   (unsigned long long)weight_bytes, RKACCEL_MODEL_MAX_WEIGHT_BYTES);
-	return check_graph(desc, msg, msg_len);
+	t = shapes ? shapes : malloc(((size_t)desc->num_layers + 1) * sizeof(*t));
+	if (!t)
+		return model_bad(msg, msg_len, "out of memory");
+	ret = check_graph(desc, io, cat, num_cat, t, msg, msg_len);
+	if (t != shapes)
+		free(t);
+	return ret;
+}
+
+int rkaccel_model_validate(const struct rkaccel_model_desc *desc, char *msg, size_t msg_len)
+{
+	return model_check(desc, NULL, NULL, 0, NULL, msg, msg_len);
 }
 
 /* --- the model object ---------------------------------------------------- */
@@ -575,9 +687,10 @@ int model_alloc(uint32_t rows, uint32_t num_layers,
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
+	m->layers = malloc((size_t)num_layers * sizeof(*m->layers));
 	m->data = aligned_alloc(DATA_ALIGN, (size_t)size);
-	if (!m->data) {
-		free(m);
+	if (!m->data || !m->layers) {
+		rkaccel_model_free(m);
 		return -ENOMEM;
 	}
 	memset(m->data, 0, (size_t)size);
@@ -609,11 +722,59 @@ const struct rkaccel_model_desc *rkaccel_model_desc(const struct rkaccel_model *
 	return &model->desc;
 }
 
+const struct model_io *model_links(const struct rkaccel_model *model, const uint32_t **cat)
+{
+	*cat = model->cat;
+	return model->io;
+}
+
+int rkaccel_model_inputs(const struct rkaccel_model *model, uint32_t layer, uint32_t *tensors,
+			 uint32_t max)
+{
+	const struct model_io *io;
+
+	if (!model || layer >= model->desc.num_layers || (max && !tensors))
+		return -EINVAL;
+	io = model->io ? &model->io[layer] : NULL;
+	if (io && model->layers[layer].op == RKACCEL_OP_CONCAT) {
+		for (uint32_t k = 0; k < io->cat_count && k < max; k++)
+			tensors[k] = model->cat[io->cat_first + k];
+		return (int)io->cat_count;
+	}
+	if (max)
+		tensors[0] = io ? io->src : layer;
+	return 1;
+}
+
+int rkaccel_model_shape(const struct rkaccel_model *model, uint32_t t,
+			struct rkaccel_tensor_shape *shape)
+{
+	struct rkaccel_tensor_shape *all;
+	int ret;
+
+	if (!model || !shape || t > model->desc.num_layers)
+		return -EINVAL;
+	if (!model->io)
+		return rkaccel_model_tensor(&model->desc, t, shape);
+	all = malloc(((size_t)model->desc.num_layers + 1) * sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	/* a model object is valid: this only fills the shapes */
+	ret = model_check(&model->desc, model->io, model->cat, model->num_cat, all, NULL, 0);
+	if (!ret)
+		*shape = all[t];
+	free(all);
+	return ret;
+}
+
 void rkaccel_model_free(struct rkaccel_model *model)
 {
 	if (!model)
 		return;
 	free(model->data);
+	free(model->layers);
+	free(model->io);
+	free(model->cat);
 	free(model);
 }
 
@@ -1057,6 +1218,8 @@ int rkaccel_model_serialize(const struct rkaccel_model_desc *desc, void **buf, s
 	ret = rkaccel_model_validate(desc, NULL, 0);
 	if (ret)
 		return ret;
+	if (desc->num_layers > RKACCEL_MODEL_MAX_LAYERS)
+		return -EINVAL;	/* a file's limit (model-format.rst) */
 	v2 = is_graph(desc);
 	rec = v2 ? RECORD2_SIZE : RECORD_SIZE;
 
@@ -1147,11 +1310,12 @@ int rkaccel_model_save(const struct rkaccel_model_desc *desc, const char *path)
 
 /* --- copies of descriptions ------------------------------------------------ */
 
-int model_copy(const struct rkaccel_model_desc *d, struct rkaccel_model **out, char *msg,
-	       size_t msg_len)
+int model_copy_links(const struct rkaccel_model_desc *d, const struct model_io *io,
+		     const uint32_t *cat, uint32_t num_cat, struct rkaccel_model **out,
+		     char *msg, size_t msg_len)
 {
 	struct rkaccel_model *m;
-	int ret = rkaccel_model_validate(d, msg, msg_len);
+	int ret = model_check(d, io, cat, num_cat, NULL, msg, msg_len);
 
 	if (ret)
 		return ret;
@@ -1160,6 +1324,18 @@ int model_copy(const struct rkaccel_model_desc *d, struct rkaccel_model **out, c
 		return ret;
 	m->desc.height = d->height;
 	m->desc.width = d->width;
+	if (io) {
+		m->io = malloc((size_t)d->num_layers * sizeof(*io));
+		m->cat = malloc((num_cat ? num_cat : 1) * sizeof(*cat));
+		if (!m->io || !m->cat) {
+			rkaccel_model_free(m);
+			return -ENOMEM;
+		}
+		memcpy(m->io, io, (size_t)d->num_layers * sizeof(*io));
+		if (num_cat)
+			memcpy(m->cat, cat, num_cat * sizeof(*cat));
+		m->num_cat = num_cat;
+	}
 	for (uint32_t i = 0; i < d->num_layers; i++) {
 		const struct rkaccel_layer_desc *l = &d->layers[i];
 		struct rkaccel_layer_desc *c = &m->layers[i];
@@ -1173,4 +1349,10 @@ int model_copy(const struct rkaccel_model_desc *d, struct rkaccel_model **out, c
 	}
 	*out = m;
 	return 0;
+}
+
+int model_copy(const struct rkaccel_model_desc *d, struct rkaccel_model **out, char *msg,
+	       size_t msg_len)
+{
+	return model_copy_links(d, NULL, NULL, 0, out, msg, msg_len);
 }

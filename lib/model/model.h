@@ -16,9 +16,14 @@
 #define LAYER_FLAGS_V1		(RKACCEL_LAYER_RELU | RKACCEL_LAYER_OUT_INT32)
 #define LAYER_FLAGS		(LAYER_FLAGS_V1 | RKACCEL_LAYER_ADD)
 
+#include "model_links.h"
+
 struct rkaccel_model {
 	struct rkaccel_model_desc desc;
-	struct rkaccel_layer_desc layers[RKACCEL_MODEL_MAX_LAYERS];
+	struct rkaccel_layer_desc *layers;	/* desc.num_layers */
+	struct model_io *io;	/* NULL: a chain, layer i reads tensor i */
+	uint32_t *cat;		/* concat inputs, io[i].cat_first.. */
+	uint32_t num_cat;
 	void *data;		/* every weight and bias array, 64-byte aligned */
 };
 
@@ -32,6 +37,10 @@ int model_alloc(uint32_t rows, uint32_t num_layers,
 /* A validated copy of @d that owns its arrays. */
 int model_copy(const struct rkaccel_model_desc *d, struct rkaccel_model **out, char *msg,
 	       size_t msg_len);
+/* The same with links (@io NULL: a chain): a lowered 3.0 graph. */
+int model_copy_links(const struct rkaccel_model_desc *d, const struct model_io *io,
+		     const uint32_t *cat, uint32_t num_cat, struct rkaccel_model **out,
+		     char *msg, size_t msg_len);
 
 /* CRC-32 (zlib's) running value, 0 to start; the file checksum of 1.x..3.x. */
 /* A message in @msg (when given) and -EINVAL: one refusal of a validator. */

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "model.h"
 
@@ -81,22 +82,40 @@ uint64_t isqrt(uint64_t v)
 	return r;
 }
 
+static int random_layers(uint32_t seed, uint32_t rows, uint32_t num_layers,
+			 const uint32_t *features, uint32_t flags_last,
+			 struct rkaccel_layer_desc *layers, struct rkaccel_model **model);
+
 int rkaccel_model_random(uint32_t seed, uint32_t rows, uint32_t num_layers,
 			 const uint32_t *features, uint32_t flags_last,
 			 struct rkaccel_model **model)
 {
-	struct rkaccel_layer_desc layers[RKACCEL_MODEL_MAX_LAYERS] = { 0 };
-	struct scale in;
-	struct rkaccel_model *m;
-	uint64_t s = seed;
+	struct rkaccel_layer_desc *layers;
 	int ret;
 
-	if (!features || !model || num_layers < 1 || num_layers > RKACCEL_MODEL_MAX_LAYERS ||
+	if (!features || !model || num_layers < 1 || num_layers > RKACCEL_MODEL_MAX_MEM_LAYERS ||
 	    (flags_last & ~LAYER_FLAGS_V1))
 		return -EINVAL;
 	for (uint32_t i = 0; i <= num_layers; i++)
 		if (features[i] < 1 || features[i] > RKACCEL_MODEL_MAX_FEATURES)
 			return -EINVAL;
+	layers = calloc(num_layers, sizeof(*layers));
+	if (!layers)
+		return -ENOMEM;
+	ret = random_layers(seed, rows, num_layers, features, flags_last, layers, model);
+	free(layers);
+	return ret;
+}
+
+/* The layers' quantization, then the model with its arrays from the seed. */
+static int random_layers(uint32_t seed, uint32_t rows, uint32_t num_layers,
+			 const uint32_t *features, uint32_t flags_last,
+			 struct rkaccel_layer_desc *layers, struct rkaccel_model **model)
+{
+	struct scale in;
+	struct rkaccel_model *m;
+	uint64_t s = seed;
+	int ret;
 
 	/* shapes, flags, zero points, scales: layer by layer, in this order */
 	in = (struct scale) { (uint64_t)rng_range(&s, 128, 255), -13 };

@@ -20,9 +20,10 @@
 /* What the parser builds: layers, their shapes, the arrays to fill. */
 struct net_build {
 	struct rkaccel_model_desc desc;
-	struct rkaccel_layer_desc layers[RKACCEL_MODEL_MAX_LAYERS];
-	struct rkaccel_tensor_shape t[RKACCEL_MODEL_MAX_LAYERS + 1];
-	bool per_channel[RKACCEL_MODEL_MAX_LAYERS];
+	/* on the heap (calloc'ed whole): a model in memory takes 4,096 layers */
+	struct rkaccel_layer_desc layers[RKACCEL_MODEL_MAX_MEM_LAYERS];
+	struct rkaccel_tensor_shape t[RKACCEL_MODEL_MAX_MEM_LAYERS + 1];
+	bool per_channel[RKACCEL_MODEL_MAX_MEM_LAYERS];
 	uint32_t n;
 	uint64_t rng;
 	unsigned int line;
@@ -202,8 +203,8 @@ static int parse_layer(struct net_build *b, const char *name, char *save)
 		return text_bad(b, "unknown operation '%s'", name);
 	if (!b->desc.rows)
 		return text_bad(b, "the first line must be 'input HxWxC'");
-	if (b->n == RKACCEL_MODEL_MAX_LAYERS)
-		return text_bad(b, "more than %u layers", RKACCEL_MODEL_MAX_LAYERS);
+	if (b->n == RKACCEL_MODEL_MAX_MEM_LAYERS)
+		return text_bad(b, "more than %u layers", RKACCEL_MODEL_MAX_MEM_LAYERS);
 	l = &b->layers[b->n];
 	l->op = ops[i].op;
 	l->flags = ops[i].relu ? RKACCEL_LAYER_RELU : 0;

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * A 3.0 graph lowered to the 1.x/2.x layer chain the compiler takes: the
- * inverse of from_model3.c, for the graphs whose NPU part the chain can
- * express (one int8 input and one output, each node reading the previous
- * node's output, a residual add only into a convolution's int32
- * accumulator). Anything else is refused with the node and the reason,
+ * A 3.0 graph lowered to the layers the compiler takes: the inverse of
+ * from_model3.c, for the graphs whose NPU part the layers can express (one
+ * int8 input and one output; each layer reads any earlier tensor; a
+ * residual add only into a convolution's int32 accumulator; concats along
+ * channels that the producers can write in place). A graph that is a chain
+ * gives a chain (a 1.x/2.x model); the others carry their links
+ * (model_links.h). Anything else is refused with the node and the reason,
  * never lowered to a different model. The batch stays the graph's: the
- * chain describes one slice.
+ * layers describe one slice.
  */
 
 #include <errno.h>
@@ -20,13 +22,22 @@
 
 #define NONE	UINT32_MAX
 
+/* Channels a producer's DPU writes at once: a concat's inputs but the last fill them. */
+#define CONCAT_GROUP	32
+
 struct lower {
 	const struct rkaccel_graph_desc *g;
-	struct rkaccel_layer_desc layers[RKACCEL_MODEL_MAX_LAYERS];
-	uint32_t layer_node[RKACCEL_MODEL_MAX_LAYERS];	/* node that names layer i */
+	/* arrays of num_nodes entries (a node makes at most one layer) */
+	struct rkaccel_layer_desc *layers;
+	uint32_t *layer_node;		/* node that names layer i */
+	struct model_io *io;
+	uint8_t *in_concat;		/* chain tensor already written into a concat */
+	uint32_t *cat, num_cat;		/* concat inputs, all concats */
 	uint32_t n;			/* layers so far */
-	uint32_t cur;			/* graph tensor the next layer reads */
+	uint32_t cur;			/* graph tensor the layer being made reads */
+	uint32_t last;			/* graph tensor of the last layer */
 	uint32_t *chain;		/* graph tensor -> chain tensor (0, i + 1), or NONE */
+	uint32_t *pending;		/* int32 accumulator -> its convolution node, or NONE */
 	char *msg;
 	size_t msg_len;
 };
@@ -89,6 +100,7 @@ static struct rkaccel_layer_desc *new_layer(struct lower *lw, uint32_t node)
 		.weight_scale = 1.0f,	/* a pool's: unused, the chain wants one */
 	};
 	lw->layer_node[lw->n] = node;
+	lw->io[lw->n] = (struct model_io){ .src = lw->chain[lw->cur] };
 	return l;
 }
 
@@ -101,7 +113,7 @@ static void end_layer(struct lower *lw, struct rkaccel_layer_desc *l, uint32_t t
 	l->out_scale = o->scale;
 	l->out_zero_point = o->zero_point;
 	lw->chain[t] = ++lw->n;
-	lw->cur = t;
+	lw->last = t;
 }
 
 /* The window fields of a convolution or a pool. */
@@ -182,24 +194,24 @@ static int pool_layer(struct lower *lw, uint32_t node, struct rkaccel_layer_desc
 	return window(lw, node, l);
 }
 
-/* The ADD after a convolution into int32: the chain's flag ADD on that layer. */
+/* The ADD of a convolution's int32 accumulator: the flag ADD on that layer. */
 static int add_into(struct lower *lw, uint32_t node, struct rkaccel_layer_desc *l,
-		    uint32_t acc)
+		    uint32_t acc, uint32_t conv_node)
 {
 	const struct rkaccel_graph_node *a = &lw->g->nodes[node];
 	uint32_t other = a->inputs[0] == acc ? a->inputs[1] : a->inputs[0];
-	const struct rkaccel_graph_node *conv = &lw->g->nodes[node - 1];
+	const struct rkaccel_graph_node *conv = &lw->g->nodes[conv_node];
 	float acc_scale = l->in_scale * l->weight_scale;
 
 	if (a->act != RKACCEL_ACT_NONE && a->act != RKACCEL_ACT_RELU)
 		return refuse(lw, node, "activation after the add: the chain has ReLU only");
 	if (conv->act != RKACCEL_ACT_NONE)
-		return refuse(lw, node - 1, "activation before the add: the chain applies it after");
+		return refuse(lw, conv_node, "activation before the add: the chain applies it after");
 	if (lw->chain[other] == NONE)
 		return refuse(lw, node, "adds '%s', not a tensor of the chain",
 			      tensor(lw, other)->name);
 	if (g3_fbits(tensor(lw, acc)->scale) != g3_fbits(acc_scale))
-		return refuse(lw, node - 1, "accumulator '%s' has scale %.9g, the chain's is input x weight scale %.9g",
+		return refuse(lw, conv_node, "accumulator '%s' has scale %.9g, the chain's is input x weight scale %.9g",
 			      tensor(lw, acc)->name, (double)tensor(lw, acc)->scale,
 			      (double)acc_scale);
 	l->flags = (a->act == RKACCEL_ACT_RELU ? RKACCEL_LAYER_RELU : 0) | RKACCEL_LAYER_ADD;
@@ -207,7 +219,63 @@ static int add_into(struct lower *lw, uint32_t node, struct rkaccel_layer_desc *
 	return 0;
 }
 
-/* The NPU ops the chain has, as layers; @i advances past an ADD taken along. */
+/*
+ * A concat along channels as a layer without tasks: its producers write
+ * into its tensor at their channel offsets, so each input is a tensor a
+ * layer computes, written into no other concat, and every input but the
+ * last fills whole groups of 32 channels (the DPU writes 32 at a time).
+ * The format quantizes every input as the concat (rkaccel_graph_validate()):
+ * each producer's output conversion writes the concat's scale directly.
+ */
+static int concat_layer(struct lower *lw, uint32_t node)
+{
+	const struct rkaccel_graph_node *n = &lw->g->nodes[node];
+	const struct rkaccel_graph_tensor *o = tensor(lw, n->output);
+	struct rkaccel_layer_desc *l;
+	uint32_t off = 0;
+
+	if (o->n_dims != 4 || n->axis != 3)
+		return refuse(lw, node, "axis %u of %u dimensions: only channels of NHWC tensors are concatenated",
+			      n->axis, o->n_dims);
+	if (o->type != RKACCEL_DTYPE_INT8)
+		return refuse(lw, node, "output type %u: a concat gives int8", o->type);
+	if (lw->n == RKACCEL_MODEL_MAX_MEM_LAYERS)
+		return refuse(lw, node, "more than %u layers: the limit of a model in memory",
+			      RKACCEL_MODEL_MAX_MEM_LAYERS);
+	for (uint32_t k = 0; k < n->num_inputs; k++) {
+		uint32_t t = n->inputs[k], ct = lw->chain[t], c = channels_of(lw, t);
+
+		if (ct == NONE)
+			return refuse(lw, node, "input '%s' is no tensor a layer computes",
+				      tensor(lw, t)->name);
+		if (!ct)
+			return refuse(lw, node, "input '%s' is the graph input, which no layer writes in place (a copy task is not written yet)",
+				      tensor(lw, t)->name);
+		if (lw->in_concat[ct])
+			return refuse(lw, node, "input '%s' is written into a concat already: one tensor has one place (a copy task is not written yet)",
+				      tensor(lw, t)->name);
+		if (k + 1 < n->num_inputs && c % CONCAT_GROUP)
+			return refuse(lw, node, "input '%s' has %u channels at offset %u: every input but the last needs a multiple of %u, the channels the DPU writes at once (a copy task is not written yet)",
+				      tensor(lw, t)->name, c, off, CONCAT_GROUP);
+		lw->in_concat[ct] = 1;
+		lw->cat[lw->num_cat + k] = ct;
+		off += c;
+	}
+	l = &lw->layers[lw->n];
+	*l = (struct rkaccel_layer_desc){
+		.op = RKACCEL_OP_CONCAT, .in_features = off, .in_scale = o->scale,
+		.in_zero_point = o->zero_point, .weight_scale = 1.0f,
+	};
+	lw->layer_node[lw->n] = node;
+	lw->io[lw->n] = (struct model_io){ .cat_first = lw->num_cat, .cat_count = n->num_inputs };
+	lw->num_cat += n->num_inputs;
+	end_layer(lw, l, n->output);
+	return 0;
+}
+
+static int add_node(struct lower *lw, uint32_t node);
+
+/* The NPU ops the layers have; an int32 convolution waits for its ADD. */
 static int lower_node(struct lower *lw, uint32_t *i)
 {
 	const struct rkaccel_graph_desc *g = lw->g;
@@ -218,23 +286,24 @@ static int lower_node(struct lower *lw, uint32_t *i)
 
 	switch (n->op) {
 	case RKACCEL_GOP_CONCAT:
-		return refuse(lw, *i, "the chain compiler has no concat (issue 26)");
+		return concat_layer(lw, *i);
 	case RKACCEL_GOP_GROUPCONV:
 		return refuse(lw, *i, "the chain compiler has no grouped convolution (issue 26)");
 	case RKACCEL_GOP_SOFTMAX:
 	case RKACCEL_GOP_DEQUANTIZE:
 		return refuse(lw, *i, "CPU ops are not run yet (issue 26)");
 	case RKACCEL_GOP_ADD:
-		return refuse(lw, *i, "the chain adds only into the int32 accumulator of the convolution just before (issue 26)");
+		return add_node(lw, *i);
 	default:
 		break;
 	}
-	if (n->num_inputs != 1 || n->inputs[0] != lw->cur)
-		return refuse(lw, *i, "reads '%s', not '%s' of the node before: the chain compiler takes a chain (issue 26)",
-			      tensor(lw, n->inputs[0])->name, tensor(lw, lw->cur)->name);
-	if (lw->n == RKACCEL_MODEL_MAX_LAYERS)
-		return refuse(lw, *i, "more than %u layers: the chain's limit",
-			      RKACCEL_MODEL_MAX_LAYERS);
+	if (n->num_inputs != 1 || lw->chain[n->inputs[0]] == NONE)
+		return refuse(lw, *i, "reads '%s', which no layer computes",
+			      tensor(lw, n->inputs[0])->name);
+	if (lw->n == RKACCEL_MODEL_MAX_MEM_LAYERS)
+		return refuse(lw, *i, "more than %u layers: the limit of a model in memory",
+			      RKACCEL_MODEL_MAX_MEM_LAYERS);
+	lw->cur = n->inputs[0];
 	l = new_layer(lw, *i);
 	if (n->op >= RKACCEL_GOP_MAXPOOL) {
 		if (out->type != RKACCEL_DTYPE_INT8)
@@ -259,18 +328,42 @@ static int lower_node(struct lower *lw, uint32_t *i)
 		end_layer(lw, l, n->output);
 		return 0;
 	}
-	n = &g->nodes[*i + 1];
-	if (n->op != RKACCEL_GOP_ADD ||
-	    (n->inputs[0] != g->nodes[*i].output && n->inputs[1] != g->nodes[*i].output))
-		return refuse(lw, *i, "int32 output '%s' feeds no add: the chain keeps an accumulator for the add after it or the last layer",
-			      out->name);
-	ret = add_into(lw, *i + 1, l, g->nodes[*i].output);
+	/*
+	 * The accumulator waits for its add, where the layer is made: the add's
+	 * other operand may come after the convolution (a ResNet shortcut).
+	 */
+	lw->pending[n->output] = *i;
+	return 0;
+}
+
+/* An ADD of a pending int32 accumulator and a tensor computed before the ADD. */
+static int add_node(struct lower *lw, uint32_t node)
+{
+	const struct rkaccel_graph_node *a = &lw->g->nodes[node];
+	struct rkaccel_layer_desc *l;
+	uint32_t acc = NONE, conv;
+	int ret;
+
+	for (uint32_t k = 0; k < 2; k++)
+		if (acc == NONE && lw->pending[a->inputs[k]] != NONE)
+			acc = a->inputs[k];
+	if (acc == NONE)
+		return refuse(lw, node, "the chain adds only into the int32 accumulator of a convolution (issue 26)");
+	conv = lw->pending[acc];
+	lw->pending[acc] = NONE;
+	if (lw->n == RKACCEL_MODEL_MAX_MEM_LAYERS)
+		return refuse(lw, conv, "more than %u layers: the limit of a model in memory",
+			      RKACCEL_MODEL_MAX_MEM_LAYERS);
+	lw->cur = lw->g->nodes[conv].inputs[0];
+	l = new_layer(lw, conv);
+	ret = conv_layer(lw, conv, l);
+	if (!ret)
+		ret = add_into(lw, node, l, acc, conv);
 	if (ret)
 		return ret;
-	(*i)++;
-	if (tensor(lw, n->output)->type != RKACCEL_DTYPE_INT8)
-		return refuse(lw, *i, "the chain's add gives int8");
-	end_layer(lw, l, n->output);
+	if (tensor(lw, a->output)->type != RKACCEL_DTYPE_INT8)
+		return refuse(lw, node, "the chain's add gives int8");
+	end_layer(lw, l, a->output);
 	return 0;
 }
 
@@ -284,7 +377,7 @@ static int check_io(struct lower *lw)
 
 	if (g->num_inputs != 1 || g->num_outputs != 1)
 		return model_bad(lw->msg, lw->msg_len,
-			      "%u inputs, %u outputs: not compiled yet: the chain compiler takes one of each (issue 26)",
+			      "%u inputs, %u outputs: not compiled yet: the compiler takes one of each (issue 26)",
 			      g->num_inputs, g->num_outputs);
 	t = tensor(lw, in->tensor);
 	if (t->type != RKACCEL_DTYPE_INT8)
@@ -312,44 +405,89 @@ static int chain_refused(struct lower *lw, const char *why)
 	return model_bad(lw->msg, lw->msg_len, "not compiled yet: %s", why);
 }
 
+/* A chain when every layer reads the one before and none concatenates. */
+static bool is_chain(const struct lower *lw)
+{
+	for (uint32_t i = 0; i < lw->n; i++)
+		if (lw->io[i].src != i || lw->layers[i].op == RKACCEL_OP_CONCAT)
+			return false;
+	return true;
+}
+
 static int lower_all(struct lower *lw, struct rkaccel_model **model)
 {
 	const struct rkaccel_graph_desc *g = lw->g;
 	const struct rkaccel_graph_tensor *in;
 	struct rkaccel_model_desc d;
-	bool all_fc = true;
+	bool all_fc = true, chain;
 	uint32_t h = 1, w = 1, c = 0;
 	char why[256];
 	int ret = check_io(lw);
 
 	if (ret)
 		return ret;
-	lw->cur = g->inputs[0].tensor;
-	lw->chain[lw->cur] = 0;
+	lw->last = g->inputs[0].tensor;
+	lw->chain[lw->last] = 0;
 	for (uint32_t i = 0; i < g->num_nodes && !ret; i++)
 		ret = lower_node(lw, &i);
 	if (ret)
 		return ret;
-	if (g->outputs[0] != lw->cur)
+	if (g->outputs[0] != lw->last)
 		return model_bad(lw->msg, lw->msg_len,
-			      "output '%s': not compiled yet: the chain's output is its last tensor '%s'",
-			      tensor(lw, g->outputs[0])->name, tensor(lw, lw->cur)->name);
+			      "output '%s': not compiled yet: the output is the last layer's tensor '%s'",
+			      tensor(lw, g->outputs[0])->name, tensor(lw, lw->last)->name);
 	in = tensor(lw, g->inputs[0].tensor);
 	hwc(in, &h, &w, &c);
 	for (uint32_t i = 0; i < lw->n; i++)
 		all_fc &= lw->layers[i].op == RKACCEL_OP_FC;
+	chain = is_chain(lw);
 	/* an MLP (1.x) when nothing needs the image: rows x 1 */
 	d = (struct rkaccel_model_desc){
 		.rows = h * w, .num_layers = lw->n, .layers = lw->layers,
-		.height = all_fc && w == 1 ? 0 : h, .width = all_fc && w == 1 ? 0 : w,
+		.height = all_fc && chain && w == 1 ? 0 : h,
+		.width = all_fc && chain && w == 1 ? 0 : w,
 	};
-	ret = rkaccel_model_validate(&d, why, sizeof(why));
+	ret = model_check(&d, chain ? NULL : lw->io, lw->cat, lw->num_cat, NULL, why, sizeof(why));
 	if (ret)
 		return chain_refused(lw, why);
-	ret = model_copy(&d, model, why, sizeof(why));
+	ret = model_copy_links(&d, chain ? NULL : lw->io, lw->cat, lw->num_cat, model, why,
+			       sizeof(why));
 	if (ret)
 		return model_bad(lw->msg, lw->msg_len, "%s", ret == -ENOMEM ? "out of memory" : why);
 	return 0;
+}
+
+static int lower_alloc(struct lower *lw)
+{
+	const struct rkaccel_graph_desc *g = lw->g;
+	size_t nodes = g->num_nodes, edges = 0;
+
+	for (uint32_t i = 0; i < g->num_nodes; i++)
+		edges += g->nodes[i].num_inputs;
+	lw->layers = calloc(nodes, sizeof(*lw->layers));
+	lw->layer_node = calloc(nodes, sizeof(*lw->layer_node));
+	lw->io = calloc(nodes, sizeof(*lw->io));
+	lw->in_concat = calloc(nodes + 1, 1);
+	lw->cat = calloc(edges, sizeof(*lw->cat));
+	lw->chain = malloc(g->num_tensors * sizeof(*lw->chain));
+	lw->pending = malloc(g->num_tensors * sizeof(*lw->pending));
+	if (!lw->layers || !lw->layer_node || !lw->io || !lw->in_concat || !lw->cat ||
+	    !lw->chain || !lw->pending)
+		return -ENOMEM;
+	memset(lw->chain, 0xff, g->num_tensors * sizeof(*lw->chain));
+	memset(lw->pending, 0xff, g->num_tensors * sizeof(*lw->pending));
+	return 0;
+}
+
+static void lower_free(struct lower *lw)
+{
+	free(lw->layers);
+	free(lw->layer_node);
+	free(lw->io);
+	free(lw->in_concat);
+	free(lw->cat);
+	free(lw->chain);
+	free(lw->pending);
 }
 
 int rkaccel_graph_to_model(const struct rkaccel_graph_desc *desc, struct rkaccel_model **model,
@@ -363,13 +501,11 @@ int rkaccel_graph_to_model(const struct rkaccel_graph_desc *desc, struct rkaccel
 	ret = rkaccel_graph_validate(desc, msg, msg_len);
 	if (ret)
 		return ret;
-	lw.chain = malloc(desc->num_tensors * sizeof(*lw.chain));
-	if (!lw.chain) {
+	ret = lower_alloc(&lw);
+	if (ret)
 		model_bad(msg, msg_len, "out of memory");
-		return -ENOMEM;
-	}
-	memset(lw.chain, 0xff, desc->num_tensors * sizeof(*lw.chain));
-	ret = lower_all(&lw, model);
-	free(lw.chain);
+	else
+		ret = lower_all(&lw, model);
+	lower_free(&lw);
 	return ret;
 }

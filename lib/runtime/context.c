@@ -205,12 +205,17 @@ static void shared_put(struct ctx_shared *sh)
 	free(sh);
 }
 
-static void shared_shape(struct ctx_shared *sh, const struct rkaccel_model_desc *d)
+static int shared_shape(struct ctx_shared *sh, const struct rkaccel_model *model)
 {
+	const struct rkaccel_model_desc *d = rkaccel_model_desc(model);
 	const struct rkaccel_layer_desc *last = &d->layers[d->num_layers - 1];
 	struct rkaccel_tensor_shape out;
+	int ret;
 
-	rkaccel_model_tensor(d, d->num_layers, &out);
+	/* the model's links, not a chain's walk: a layer may read any tensor */
+	ret = rkaccel_model_shape(model, d->num_layers, &out);
+	if (ret)
+		return ret;
 	sh->rows = d->rows;
 	sh->out_rows = out.height * out.width;
 	sh->in_features = d->layers[0].in_features;
@@ -221,6 +226,7 @@ static void shared_shape(struct ctx_shared *sh, const struct rkaccel_model_desc 
 	sh->out_scale = sh->out_bytes == 4 ? last->in_scale * last->weight_scale :
 					     last->out_scale;
 	sh->out_zp = last->out_zero_point;
+	return 0;
 }
 
 static int shared_weights(struct ctx_shared *sh)
@@ -242,7 +248,6 @@ static int shared_weights(struct ctx_shared *sh)
 static int shared_new(struct rkaccel_device *dev, const struct rkaccel_model *model,
 		      struct ctx_shared **out)
 {
-	const struct rkaccel_model_desc *d = rkaccel_model_desc(model);
 	struct rkaccel_info info;
 	struct ctx_shared *sh;
 	int ret = rkaccel_query(dev, &info);
@@ -256,8 +261,9 @@ static int shared_new(struct rkaccel_device *dev, const struct rkaccel_model *mo
 	sh->fd = rkaccel_fd(dev);
 	sh->num_cores = info.num_cores ? info.num_cores : 1;
 	sh->avail_mask = info.core_mask;
-	shared_shape(sh, d);
-	ret = rkaccel_program_compile(d, &info, &sh->prog);
+	ret = shared_shape(sh, model);
+	if (!ret)
+		ret = rkaccel_program_compile_model(model, &info, &sh->prog);
 	if (!ret && rkaccel_program_starts(sh->prog) > DRM_RKACCEL_MAX_JOB_TASKS)
 		ret = -E2BIG;
 	if (!ret)
