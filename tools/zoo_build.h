@@ -58,7 +58,7 @@ struct zb {
 	uint32_t ne, cap_e;
 	void **own;			/* names and arrays to free */
 	uint32_t nown, cap_own;
-	uint64_t macs;			/* per image, as the op defines them */
+	uint64_t macs;			/* per image: convolutions and FC */
 	uint64_t weight_bytes;		/* weights and biases */
 	struct rkaccel_graph_input in;
 	uint32_t out;
@@ -381,7 +381,6 @@ static inline uint32_t zb_global_avgpool(struct zb *b, const char *name, uint32_
 	out = zb_tensor(b, name, t->type, 1, 1, zb_c(b, in), t->scale, t->zero_point,
 			b->msq[in]);
 	zb_node(b, RKACCEL_GOP_GLOBAL_AVGPOOL, &in, 1, out);
-	b->macs += (uint64_t)zb_h(b, in) * zb_w(b, in) * zb_c(b, in);
 	return out;
 }
 
