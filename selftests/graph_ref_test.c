@@ -318,13 +318,13 @@ static void worst_hook(void *arg, uint32_t image, uint32_t node, const void *dat
 	}
 }
 
-/* The zoo at small inputs: outputs at most 5% saturated, no node more, 32 values. */
+/* The zoo at small inputs: outputs at most 5% saturated, no node more, 32 values or more. */
 TEST(zoo_outputs_spread)
 {
 	static const struct { const char *name; uint32_t h, w; } nets[] = {
 		{ "mobilenetv1", 64, 64 }, { "mobilenetv2", 64, 64 }, { "resnet18", 64, 64 },
 		{ "resnet50", 32, 32 }, { "squeezenet", 64, 64 }, { "inception", 8, 8 },
-		{ "densenet", 8, 8 }, { "vgg16head", 0, 0 },
+		{ "densenet", 8, 8 }, { "vgg16head", 0, 0 }, { "lenet5", 0, 0 },
 	};
 
 	for (size_t k = 0; k < sizeof(nets) / sizeof(nets[0]); k++) {
@@ -358,7 +358,8 @@ TEST(zoo_outputs_spread)
 		ksft_print_msg("%s: %zu outputs, %u distinct values, %zu saturated; most saturated node %u '%s' %.2f%%\n",
 			       nets[k].name, s.n, s.distinct, s.sat, worst.node,
 			       b.t[b.n[worst.node].output].name, 100 * worst.frac);
-		EXPECT_GE(s.distinct, 32) TH_LOG("%s: collapsed", nets[k].name);
+		/* 32 values, or half of them when there are fewer than 64 (LeNet's 10) */
+		EXPECT_GE(s.distinct, s.n < 64 ? s.n / 2 : 32) TH_LOG("%s: collapsed", nets[k].name);
 		EXPECT_LE(s.sat * 20, s.n) TH_LOG("%s: saturated", nets[k].name);
 		EXPECT_LE(worst.frac, 0.05) TH_LOG("%s: a node saturates", nets[k].name);
 		free(in);

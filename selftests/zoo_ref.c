@@ -35,8 +35,8 @@
 /* The small input of each network: the whole networks at 96x96. */
 static void small_size(const struct zoo_entry *z, uint32_t *h, uint32_t *w)
 {
-	*h = z->h == 224 ? 96 : z->h == 7 ? 7 : z->h / 2;
-	*w = z->w == 224 ? 96 : z->w == 7 ? 7 : z->w / 2;
+	*h = z->h == 224 ? 96 : z->h == 7 || z->h == 32 ? z->h : z->h / 2;
+	*w = z->w == 224 ? 96 : z->w == 7 || z->w == 32 ? z->w : z->w / 2;
 }
 
 static int write_file(const char *dir, const char *name, const void *buf, size_t len)

@@ -133,6 +133,7 @@ FIXTURE_VARIANT_ADD(zoo, squeezenet) { .name = "squeezenet" };
 FIXTURE_VARIANT_ADD(zoo, inception) { .name = "inception" };
 FIXTURE_VARIANT_ADD(zoo, densenet) { .name = "densenet" };
 FIXTURE_VARIANT_ADD(zoo, vgg16head) { .name = "vgg16head" };
+FIXTURE_VARIANT_ADD(zoo, lenet5) { .name = "lenet5" };
 
 FIXTURE_SETUP(zoo)
 {

@@ -223,6 +223,23 @@ static inline uint32_t zoo_vgg16_head(struct zb *b, uint32_t x)
 	return zb_fc(b, "fc6", x, 4096, ZB_RELU);
 }
 
+/*
+ * --- LeNet-5 (LeCun et al. 1998): C5 is a 5x5 convolution ----------------------
+ * A chain the chain compiler takes today: zoo_test's run path before the
+ * general graph compiler.
+ */
+
+static inline uint32_t zoo_lenet5(struct zb *b, uint32_t x)
+{
+	x = zb_conv_ex(b, "c1", x, 6, 5, 1, 0, false, ZB_RELU);
+	x = zb_maxpool(b, "s2", x, 2, 2, 0);
+	x = zb_conv_ex(b, "c3", x, 16, 5, 1, 0, false, ZB_RELU);
+	x = zb_maxpool(b, "s4", x, 2, 2, 0);
+	x = zb_conv_ex(b, "c5", x, 120, 5, 1, 0, false, ZB_RELU);
+	x = zb_fc(b, "f6", x, 84, ZB_RELU);
+	return zb_fc(b, "output", x, 10, ZB_LINEAR);
+}
+
 static const struct zoo_entry zoo_nets[] = {
 	{ "mobilenetv1", 224, 224, 3, zoo_mobilenet_v1, "MobileNetV1 1.0, 1000 classes", false },
 	{ "mobilenetv2", 224, 224, 3, zoo_mobilenet_v2, "MobileNetV2 1.0, 1000 classes", false },
@@ -233,6 +250,7 @@ static const struct zoo_entry zoo_nets[] = {
 	{ "densenet", 56, 56, 64, zoo_densenet, "DenseNet-121's first block: 6 layers, growth 32",
 	  true },
 	{ "vgg16head", 7, 7, 512, zoo_vgg16_head, "VGG-16's fc6: FC 25088 -> 4096, ReLU", false },
+	{ "lenet5", 32, 32, 1, zoo_lenet5, "LeNet-5: a chain of 7 layers, 10 classes", false },
 };
 
 #define ZOO_COUNT	(sizeof(zoo_nets) / sizeof(zoo_nets[0]))
