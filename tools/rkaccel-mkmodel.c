@@ -42,8 +42,8 @@ static void usage(FILE *f)
 		"  --zoo NAME      a full-size network as a format 3.0 graph with seeded random\n"
 		"                  weights: mobilenetv1, mobilenetv2, resnet18, resnet50,\n"
 		"                  squeezenet, inception, densenet, vgg16head, lenet5;\n"
-		"                  --batch B (1),\n"
-		"                  --size HxW (its own, 224x224 for the whole networks), --seed (1)\n"
+		"                  --batch B (default 1), --size HxW (224x224 for the whole\n"
+		"                  networks), --seed SEED (1): the same bytes on every machine\n"
 		"Numbers are decimal (no sign, 0x or leading zero); --layers has no empty field.\n"
 		"See rkaccel-mkmodel(1) and Documentation/model-format.rst.\n");
 }
