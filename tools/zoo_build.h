@@ -355,7 +355,11 @@ static inline uint32_t zb_maxpool(struct zb *b, const char *name, uint32_t in, u
 	oh = zb_window_out(zb_h(b, in), k, pad, pad, s);
 	ow = zb_window_out(zb_w(b, in), k, pad, pad, s);
 	if (!oh || !ow) {
-		zb_fail(b, -EINVAL, "the input is too small for a pool");
+		char why[160];
+
+		snprintf(why, sizeof(why), "'%s': the input %ux%u is too small for a %ux%u window",
+			 name, zb_h(b, in), zb_w(b, in), k, k);
+		zb_fail(b, -EINVAL, why);
 		return 0;
 	}
 	/* the largest of k x k: a larger spread than its input's (measured: 1.7x) */
