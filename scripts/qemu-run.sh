@@ -159,6 +159,14 @@ make_initramfs() {
 		mkdir -p "$work/data"
 		cp -r "$build/digits" "$work/data/digits"
 	fi
+	# The network zoo's inputs and graph-reference outputs, made on the
+	# host (scripts/zoo-data.sh), for zoo_test; not the model files (the
+	# guest writes them from the same seed, checked by their CRC-32).
+	if grep -q zoo_test "$list"; then
+		"$top/scripts/zoo-data.sh"
+		mkdir -p "$work/data/zoo"
+		cp "$build/zoo/zoo.txt" "$build"/zoo/*.in "$build"/zoo/*.expected "$work/data/zoo/"
+	fi
 	if [ "$arch" = amd64 ] && [ "$kernel" = stock ] && grep -q python3 "$list"; then
 		add_python
 	fi

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * rkaccel-info: print the NPU device, its cores, versions and per-core load;
- * or, with --model, a model file's graph as a table (no device needed).
+ * or, with --model, a model file's graph as a table (no device needed):
+ * its nodes, then what each costs (MACs, weight bytes, and the hardware
+ * tasks when the library compiles the graph for the RK3588).
  */
 
 #include <errno.h>
@@ -10,6 +12,7 @@
 
 #include "rkaccel.h"
 #include "rkaccel_drm.h"
+#include "graph_cost.h"
 
 static void usage(FILE *f)
 {
@@ -74,6 +77,40 @@ static const char *attr_str(const struct rkaccel_graph_node *n, char *buf, size_
 	return buf;
 }
 
+/* Per node: output shape, MACs, weight bytes, tasks; then the totals. */
+static void print_cost(const struct rkaccel_graph_desc *d)
+{
+	struct rkaccel_info info = gc_rk3588();
+	uint64_t macs = 0, weights = 0;
+	struct gc_compiled c;
+	char a[160], m[32], w[32];
+
+	gc_compile(d, &info, true, &c);
+	printf("\n%5s  %-14s  %-32s  %10s  %10s  %5s\n", "node", "op", "output (per batch)",
+	       "MACs/image", "weights", "tasks");
+	for (uint32_t i = 0; i < d->num_nodes; i++) {
+		const struct rkaccel_graph_node *n = &d->nodes[i];
+		uint64_t nm = gc_node_macs(d, n), nw = gc_node_weight_bytes(d, n);
+
+		macs += nm;
+		weights += nw;
+		if (c.node_tasks)
+			snprintf(a, sizeof(a), "%u", c.node_tasks[i]);
+		else
+			snprintf(a, sizeof(a), "-");
+		printf("%5u  %-14s  %-32s  %10s  %10s  %5s\n", i, rkaccel_graph_op_name(n->op),
+		       tensor_str(d, n->output, (char[160]){ 0 }, 160), gc_si(nm, m, sizeof(m)),
+		       gc_si(nw, w, sizeof(w)), a);
+	}
+	printf("total:    %llu MACs per image, %llu weight bytes\n", (unsigned long long)macs,
+	       (unsigned long long)weights);
+	if (c.ret)
+		printf("RK3588:   not compiled: %s\n", c.msg);
+	else
+		printf("RK3588:   %u tasks, %zu regcmd bytes per image\n", c.tasks, c.regcmd_bytes);
+	gc_free(&c);
+}
+
 static void print_graph(const char *path, const char *version, const struct rkaccel_graph_desc *d)
 {
 	char a[320], b[320], c[160];
@@ -108,6 +145,7 @@ static void print_graph(const char *path, const char *version, const struct rkac
 		       c[0] ? 24 : 0, tensor_str(d, n->output, b, sizeof(b)), c[0] ? "  " : "",
 		       c[0] == ' ' ? c + 1 : c);
 	}
+	print_cost(d);
 }
 
 /* A 3.x file as it is; a 1.x/2.x file as the graph it converts to. */

@@ -16,6 +16,7 @@
 
 #include "rkaccel.h"
 #include "args.h"
+#include "zoo.h"
 
 #define PROG "rkaccel-mkmodel"
 
@@ -27,6 +28,7 @@ static void usage(FILE *f)
 		"       " PROG " --net NET.txt [--seed SEED] -o FILE\n"
 		"       " PROG " --dump FILE\n"
 		"       " PROG " --to-graph FILE -o FILE\n"
+		"       " PROG " --zoo NAME [--batch B] [--size HxW] [--seed SEED] -o FILE\n"
 		"\n"
 		"Write an rkaccel quantized MLP model file, or check and summarize one.\n"
 		"  --random SEED   generate layers K0->K1, ..., K(n-1)->Kn from SEED (0..2^32-1);\n"
@@ -37,6 +39,11 @@ static void usage(FILE *f)
 		"                  maxpool 2x2 s2, avgpool global, fc 10); --seed SEED (0)\n"
 		"  --dump FILE     validate FILE and print its layers\n"
 		"  --to-graph FILE write the 1.x/2.x model FILE as the equivalent format 3.0 graph\n"
+		"  --zoo NAME      a full-size network as a format 3.0 graph with seeded random\n"
+		"                  weights: mobilenetv1, mobilenetv2, resnet18, resnet50,\n"
+		"                  squeezenet, inception, densenet, vgg16head, lenet5;\n"
+		"                  --batch B (default 1), --size HxW (224x224 for the whole\n"
+		"                  networks), --seed SEED (1): the same bytes on every machine\n"
 		"Numbers are decimal (no sign, 0x or leading zero); --layers has no empty field.\n"
 		"See rkaccel-mkmodel(1) and Documentation/model-format.rst.\n");
 }
@@ -690,12 +697,75 @@ static int cmd_to_graph(const char *path, const char *out)
 	return ret ? 1 : 0;
 }
 
+/* --- --zoo ---------------------------------------------------------------- */
+
+/* "HxW", both decimal in 1..65536. */
+static int parse_size(const char *s, uint32_t *h, uint32_t *w)
+{
+	char buf[32];
+	char *x;
+
+	if (strlen(s) >= sizeof(buf))
+		return -1;
+	strcpy(buf, s);
+	x = strchr(buf, 'x');
+	if (!x)
+		return -1;
+	*x = 0;
+	return arg_u32(buf, 1, RKACCEL_GRAPH_MAX_DIM, h) ||
+	       arg_u32(x + 1, 1, RKACCEL_GRAPH_MAX_DIM, w) ? -1 : 0;
+}
+
+static int cmd_zoo(const char *name, const char *batch_arg, const char *size,
+		   const char *seed_arg, const char *out)
+{
+	uint32_t batch = 1, h = 0, w = 0, seed = 1;
+	const char *why;
+	struct zb b;
+	int ret;
+
+	if (batch_arg && (why = arg_u32(batch_arg, 1, RKACCEL_GRAPH_MAX_BATCH, &batch))) {
+		err("--batch '%s' %s (a decimal number in 1..%u)", batch_arg, why,
+		    RKACCEL_GRAPH_MAX_BATCH);
+		return 2;
+	}
+	if (size && parse_size(size, &h, &w)) {
+		err("--size '%s' is not HxW (two decimal numbers in 1..%u)", size,
+		    RKACCEL_GRAPH_MAX_DIM);
+		return 2;
+	}
+	if (seed_arg && (why = arg_u32(seed_arg, 0, UINT32_MAX, &seed))) {
+		err("--seed '%s' %s (a decimal number in 0..4294967295)", seed_arg, why);
+		return 2;
+	}
+	ret = zoo_build(name, batch, h, w, seed, &b);
+	if (ret) {
+		err("--zoo %s: %s", name, b.msg);
+		if (ret == -ENOENT)
+			for (size_t i = 0; i < ZOO_COUNT; i++)
+				fprintf(stderr, "  %-12s %s\n", zoo_nets[i].name, zoo_nets[i].what);
+		zb_free(&b);
+		return ret == -ENOENT ? 2 : 1;
+	}
+	ret = rkaccel_graph_save(&b.desc, out);
+	if (ret)
+		err("%s: %s", out, rkaccel_strerror(ret));
+	else
+		printf("%s: %s, batch %u, input %ux%ux%u, %u nodes, %llu MACs per image, "
+		       "%llu weight bytes\n", out, name, batch, b.t[b.in.tensor].dims[1],
+		       b.t[b.in.tensor].dims[2], b.t[b.in.tensor].dims[3], b.nn,
+		       (unsigned long long)b.macs, (unsigned long long)b.weight_bytes);
+	zb_free(&b);
+	return ret ? 1 : 0;
+}
+
 /* --- main ---------------------------------------------------------------- */
 
 int main(int argc, char **argv)
 {
 	const char *random = NULL, *rows = NULL, *layers = NULL, *desc = NULL, *dump = NULL;
 	const char *net = NULL, *seed_arg = NULL, *to_graph = NULL;
+	const char *zoo = NULL, *batch = NULL, *size = NULL;
 	const char *out = NULL, *why;
 	uint32_t flags = 0, seed, nrows;
 	int modes;
@@ -725,6 +795,12 @@ int main(int argc, char **argv)
 			slot = &net;
 		} else if (!strcmp(a, "--to-graph")) {
 			slot = &to_graph;
+		} else if (!strcmp(a, "--zoo")) {
+			slot = &zoo;
+		} else if (!strcmp(a, "--batch")) {
+			slot = &batch;
+		} else if (!strcmp(a, "--size")) {
+			slot = &size;
 		} else if (!strcmp(a, "--seed")) {
 			slot = &seed_arg;
 		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
@@ -747,10 +823,14 @@ int main(int argc, char **argv)
 		}
 	}
 
-	modes = !!random + !!desc + !!dump + !!net + !!to_graph;
+	modes = !!random + !!desc + !!dump + !!net + !!to_graph + !!zoo;
+	if ((batch || size) && !zoo) {
+		err("--batch and --size go with --zoo");
+		return 2;
+	}
 	if (modes != 1) {
-		err(modes ? "--random, --desc, --net, --dump and --to-graph exclude each other" :
-		    "one of --random, --desc, --net, --dump or --to-graph is needed");
+		err(modes ? "--random, --desc, --net, --dump, --to-graph and --zoo exclude each other" :
+		    "one of --random, --desc, --net, --dump, --to-graph or --zoo is needed");
 		usage(stderr);
 		return 2;
 	}
@@ -771,6 +851,13 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		return cmd_to_graph(to_graph, out);
+	}
+	if (zoo) {
+		if (rows || layers || flags) {
+			err("--zoo takes --batch, --size, --seed and -o FILE only");
+			return 2;
+		}
+		return cmd_zoo(zoo, batch, size, seed_arg, out);
 	}
 	if (net || seed_arg) {
 		if (!net || rows || layers || flags) {
