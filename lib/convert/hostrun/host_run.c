@@ -370,3 +370,14 @@ out:
 	cv_diag_free(&diag);
 	return ret;
 }
+
+/* The chain as a 2.0 file image (free() it): what a device context takes. */
+EXPORT int hr_serialize(void *hp, void **buf, size_t *len)
+{
+	return rkaccel_model_serialize(rkaccel_model_desc(((struct hr_model *)hp)->m), buf, len);
+}
+
+EXPORT void hr_free(void *p)
+{
+	free(p);
+}
