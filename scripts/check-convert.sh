@@ -68,7 +68,7 @@ t() {
 }
 onnx=models/digits/digits.onnx ds=models/digits/dataset.txt
 echo "TAP version 13"
-echo "1..35"
+echo "1..$((35 + 11 + 14))"
 t "without arguments" 2 "the ONNX model is missing"
 t "without -o" 2 "-o OUT.rkm is missing" "$onnx" --dataset "$ds"
 t "without --dataset" 2 "--dataset DATASET.txt is missing" "$onnx" -o "$tmp/m.rkm"
@@ -96,6 +96,42 @@ t "an unwritable output" 1 "$tmp/no/m.rkm: cannot write the model" "$onnx" -o "$
 	--dataset "$ds"
 t "an unwritable 3.0 output" 1 "^rkaccel-convert: $tmp/no/m.rkm: cannot write the model: No such file" \
 	"$onnx" -o "$tmp/no/m.rkm" --dataset "$ds" --batch 3
+# Bad dataset.txt files: each message names the dataset file and the line.
+mkdir -p "$tmp/ds"
+cp models/digits/calib/000.npy "$tmp/ds/good.npy" 2>/dev/null ||
+	/usr/bin/python3 -c 'import numpy, sys; numpy.save(sys.argv[1], numpy.zeros((1, 1, 8, 8), numpy.float32))' "$tmp/ds/good.npy"
+/usr/bin/python3 -c 'import numpy, sys; numpy.save(sys.argv[1], numpy.zeros((1, 1, 9, 9), numpy.float32))' "$tmp/ds/big.npy"
+printf 'good.npy\n\nnone.npy\n' > "$tmp/ds/missing.txt"
+printf 'good.npy\ngood.npy good.npy\n' > "$tmp/ds/two.txt"
+: > "$tmp/ds/empty.txt"
+printf '# only a comment\n\n' > "$tmp/ds/comment.txt"
+printf 'garbage' > "$tmp/ds/bad.npy"
+printf 'good.npy\nbad.npy\n' > "$tmp/ds/badnpy.txt"
+printf 'good.npy\ngood.npy\nbig.npy\n' > "$tmp/ds/big.txt"
+head -c 40 models/digits/digits.onnx > "$tmp/ds/x.png"
+printf 'x.png\n' > "$tmp/ds/badpng.txt"
+t "a dataset path that does not exist" 1 "missing.txt:3: $tmp/ds/none.npy: cannot open" \
+	"$onnx" -o "$tmp/m.rkm" --dataset "$tmp/ds/missing.txt"
+t "two paths on a line for one input" 1 "two.txt:2: 2 paths for a model of 1 input" \
+	"$onnx" -o "$tmp/m.rkm" --dataset "$tmp/ds/two.txt"
+t "an empty dataset" 1 "empty.txt: no samples \(0 line" "$onnx" -o "$tmp/m.rkm" \
+	--dataset "$tmp/ds/empty.txt"
+t "a dataset of comments" 1 "comment.txt: no samples \(2 line" "$onnx" -o "$tmp/m.rkm" \
+	--dataset "$tmp/ds/comment.txt"
+t "an unreadable .npy" 1 "badnpy.txt:2: $tmp/ds/bad.npy: (not a .npy file|truncated)" \
+	"$onnx" -o "$tmp/m.rkm" --dataset "$tmp/ds/badnpy.txt"
+t "a sample of the wrong size" 1 "big.txt:3: $tmp/ds/big.npy: 81 elements, input 'pixels' takes 64" \
+	"$onnx" -o "$tmp/m.rkm" --dataset "$tmp/ds/big.txt"
+t "an undecodable image" 1 "badpng.txt:1: $tmp/ds/x.png: cannot decode the PNG" \
+	"$onnx" -o "$tmp/m.rkm" --dataset "$tmp/ds/badpng.txt"
+t "--mean without --std" 2 "--mean has 3 value\(s\), --std 0" "$onnx" -o "$tmp/m.rkm" \
+	--dataset "$ds" --mean 1,2,3
+t "--mean not numbers" 2 "--mean '1,x': not 1..4 numbers" "$onnx" -o "$tmp/m.rkm" \
+	--dataset "$ds" --mean 1,x --std 1,1
+t "--mean for 3 channels of a gray model" 1 "input 'pixels' has 1 channel\(s\): 3 mean/std" \
+	"$onnx" -o "$tmp/m.rkm" --dataset "$ds" --mean 1,2,3 --std 1,1,1
+t "--rgb2bgr of a gray model" 1 "and RGB2BGR \(3 channels\)" "$onnx" -o "$tmp/m.rkm" \
+	--dataset "$ds" --rgb2bgr
 n=$((n + 1))
 if [ ! -e "$tmp/m.rkm" ] && [ ! -e "$tmp/n.rkm" ]; then
 	echo "ok $n - rkaccel-convert: no refusal wrote a model file"
