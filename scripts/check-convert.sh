@@ -7,8 +7,10 @@
 # converted to int8 (each calibration algorithm, per channel and per layer)
 # and its top-1, float against the host int8 executor; it prints the line
 # "digits: float top-1 X%, int8 top-1 Y% on N images" once (normal). Then
-# rkaccel-convert: bad options and bad files each refused with a message,
-# and its model files byte for byte digits_int8's. Then Python's toolkit
+# rkaccel-convert: bad options and bad files (dataset.txt ones named by
+# file and line) each refused with a message, its model files byte for byte
+# digits_int8's, and --mean/--std/--rgb2bgr folded or recorded (under
+# ASan/UBSan too). Then Python's toolkit
 # class (python/tests/test_toolkit.py over libconvert.so): rkaccel-convert's
 # bytes, and its refusals. TAP from each; fails if any fails.
 set -euo pipefail
@@ -68,7 +70,7 @@ t() {
 }
 onnx=models/digits/digits.onnx ds=models/digits/dataset.txt
 echo "TAP version 13"
-echo "1..$((35 + 11 + 14))"
+echo "1..$((35 + 11 + 14 + 4))"
 t "without arguments" 2 "the ONNX model is missing"
 t "without -o" 2 "-o OUT.rkm is missing" "$onnx" --dataset "$ds"
 t "without --dataset" 2 "--dataset DATASET.txt is missing" "$onnx" -o "$tmp/m.rkm"
@@ -169,6 +171,45 @@ else
 	cat "$tmp/out" "$tmp/info" 2>/dev/null | sed 's/^/#   /' | head -n 12
 	rc=1
 fi
+# Mean/std and RGB2BGR (python/tests/fold_models.py's seeded CNNs): folded
+# into an unpadded first conv (a 2.0 file), recorded for a padded one (3.0),
+# under ASan/UBSan; the same bytes twice; a wrong-size PNG named by its line.
+fold=$tmp/fold
+mkdir -p "$fold"
+PYTHONPATH=python/tests /usr/bin/python3 -c 'import sys, fold_models; fold_models.make(sys.argv[1])' \
+	"$fold" > "$fold/make.log" 2>&1 || { echo "Bail out! fold_models.make failed:"; tail -n 5 "$fold/make.log"; exit 1; }
+norm=(--mean 123.675,116.28,103.53 --std 58.395,57.12,57.375 --rgb2bgr)
+san() {
+	local name=$1 pat=$2 onnx=$3 out=$4 infopat=$5
+	n=$((n + 1))
+	if ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		"$build/convert-san/rkaccel-convert" "$onnx" -o "$out" --dataset "$fold/dataset.txt" \
+		"${norm[@]}" > "$tmp/out" 2>&1 && grep -q "$pat" "$tmp/out" &&
+		"$info" --model "$out" > "$tmp/info" 2>&1 && grep -Eq "$infopat" "$tmp/info"; then
+		echo "ok $n - rkaccel-convert (ASan/UBSan) $name"
+	else
+		echo "not ok $n - rkaccel-convert (ASan/UBSan) $name:"
+		cat "$tmp/out" "$tmp/info" 2>/dev/null | sed 's/^/#   /' | head -n 8
+		rc=1
+	fi
+}
+san "--mean/--std/--rgb2bgr fold into an unpadded first conv (a 2.0 file)" \
+	"mean/std and RGB2BGR folded into '/c1/Conv'" "$fold/fold.onnx" "$fold/f.rkm" "^model:.*format 1.x/2.x"
+san "--mean/--std/--rgb2bgr of a padded first conv: not folded, in the 3.0 input record" \
+	"not folded: its convolution pads" "$fold/padded.onnx" "$fold/p.rkml" "^input: *image 1x16x16x3 i8 BGR mean/std"
+n=$((n + 1))
+if "$conv" "$fold/fold.onnx" -o "$fold/f2.rkm" --dataset "$fold/dataset.txt" "${norm[@]}" \
+	> "$tmp/out" 2>&1 && cmp -s "$fold/f.rkm" "$fold/f2.rkm"; then
+	echo "ok $n - rkaccel-convert: the folded model is the same bytes (plain and ASan builds)"
+else
+	echo "not ok $n - rkaccel-convert: the folded model differs between runs"
+	rc=1
+fi
+PYTHONPATH=python/tests /usr/bin/python3 -c 'import sys, numpy, fold_models
+fold_models.write_png(sys.argv[1], numpy.zeros((9, 9, 3), numpy.uint8))' "$fold/small.png"
+printf 'c00.png\nsmall.png\n' > "$fold/small.txt"
+t "an image of the wrong size" 1 "small.txt:2: $fold/small.png: image 9x9 with 3 channel\(s\) does not fit input 'image'" \
+	"$fold/fold.onnx" -o "$tmp/m.rkm" --dataset "$fold/small.txt" "${norm[@]}"
 # Python's rkaccel.toolkit.RKNN over libconvert.so, numbered on from here.
 # The package's __init__ loads librkaccel.so.2: this build's.
 RKACCEL_CONVERT_LIB=$build/convert/libconvert.so \
