@@ -178,6 +178,7 @@ fold=$tmp/fold
 mkdir -p "$fold"
 PYTHONPATH=python/tests /usr/bin/python3 -c 'import sys, fold_models; fold_models.make(sys.argv[1])' \
 	"$fold" > "$fold/make.log" 2>&1 || { echo "Bail out! fold_models.make failed:"; tail -n 5 "$fold/make.log"; exit 1; }
+# shellcheck disable=SC2054 # commas inside the option values
 norm=(--mean 123.675,116.28,103.53 --std 58.395,57.12,57.375 --rgb2bgr)
 san() {
 	local name=$1 pat=$2 onnx=$3 out=$4 infopat=$5
