@@ -162,16 +162,11 @@ void cv_norm_apply(const struct cv_norm *nm, bool image, const struct cv_tensor 
 
 	if (!nm || !nm->set || t->rank != 4)
 		return;
-	/* Images decode as RGB: a BGR model (folded or not) sees them swapped. */
-	if (nm->bgr && image && !nm->folded)
-		for (int64_t i = 0; i < hw; i++) {
-			float v = x[i];
-
-			x[i] = x[2 * hw + i];
-			x[2 * hw + i] = v;
-		}
-	/* A .npy holds the model's channel order: a folded BGR model takes RGB. */
-	if (nm->bgr && !image && nm->folded)
+	/*
+	 * Images decode as RGB, a .npy holds the ONNX model's order: swap an
+	 * image for an unfolded BGR model, a .npy for a folded one (which takes RGB).
+	 */
+	if (nm->bgr && image != nm->folded)
 		for (int64_t i = 0; i < hw; i++) {
 			float v = x[i];
 
