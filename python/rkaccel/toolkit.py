@@ -132,7 +132,11 @@ class _Runtime:
         self.info = _HostInfo()
         self.lib.hr_info(self.h, ctypes.byref(self.info))
         if target is not None:
-            self._open_device(core_mask)
+            try:
+                self._open_device(core_mask)
+            except BaseException:
+                self.close()
+                raise
 
     def _open_device(self, core_mask):
         """The chain (as 2.0) in a context of the first rkaccel device, at the file's batch."""
