@@ -7,8 +7,10 @@
 # converted to int8 (each calibration algorithm, per channel and per layer)
 # and its top-1, float against the host int8 executor; it prints the line
 # "digits: float top-1 X%, int8 top-1 Y% on N images" once (normal). Then
-# rkaccel-convert: bad options and bad files each refused with a message,
-# and its model files byte for byte digits_int8's. Then Python's toolkit
+# rkaccel-convert: bad options and bad files (dataset.txt ones named by
+# file and line) each refused with a message, its model files byte for byte
+# digits_int8's, and --mean/--std/--rgb2bgr folded or recorded (under
+# ASan/UBSan too). Then Python's toolkit
 # class (python/tests/test_toolkit.py over libconvert.so): rkaccel-convert's
 # bytes, and its refusals. TAP from each; fails if any fails.
 set -euo pipefail
@@ -68,7 +70,7 @@ t() {
 }
 onnx=models/digits/digits.onnx ds=models/digits/dataset.txt
 echo "TAP version 13"
-echo "1..35"
+echo "1..$((35 + 11 + 14 + 4))"
 t "without arguments" 2 "the ONNX model is missing"
 t "without -o" 2 "-o OUT.rkm is missing" "$onnx" --dataset "$ds"
 t "without --dataset" 2 "--dataset DATASET.txt is missing" "$onnx" -o "$tmp/m.rkm"
@@ -96,6 +98,42 @@ t "an unwritable output" 1 "$tmp/no/m.rkm: cannot write the model" "$onnx" -o "$
 	--dataset "$ds"
 t "an unwritable 3.0 output" 1 "^rkaccel-convert: $tmp/no/m.rkm: cannot write the model: No such file" \
 	"$onnx" -o "$tmp/no/m.rkm" --dataset "$ds" --batch 3
+# Bad dataset.txt files: each message names the dataset file and the line.
+mkdir -p "$tmp/ds"
+cp models/digits/calib/000.npy "$tmp/ds/good.npy" 2>/dev/null ||
+	/usr/bin/python3 -c 'import numpy, sys; numpy.save(sys.argv[1], numpy.zeros((1, 1, 8, 8), numpy.float32))' "$tmp/ds/good.npy"
+/usr/bin/python3 -c 'import numpy, sys; numpy.save(sys.argv[1], numpy.zeros((1, 1, 9, 9), numpy.float32))' "$tmp/ds/big.npy"
+printf 'good.npy\n\nnone.npy\n' > "$tmp/ds/missing.txt"
+printf 'good.npy\ngood.npy good.npy\n' > "$tmp/ds/two.txt"
+: > "$tmp/ds/empty.txt"
+printf '# only a comment\n\n' > "$tmp/ds/comment.txt"
+printf 'garbage' > "$tmp/ds/bad.npy"
+printf 'good.npy\nbad.npy\n' > "$tmp/ds/badnpy.txt"
+printf 'good.npy\ngood.npy\nbig.npy\n' > "$tmp/ds/big.txt"
+head -c 40 models/digits/digits.onnx > "$tmp/ds/x.png"
+printf 'x.png\n' > "$tmp/ds/badpng.txt"
+t "a dataset path that does not exist" 1 "missing.txt:3: $tmp/ds/none.npy: cannot open" \
+	"$onnx" -o "$tmp/m.rkm" --dataset "$tmp/ds/missing.txt"
+t "two paths on a line for one input" 1 "two.txt:2: 2 paths for a model of 1 input" \
+	"$onnx" -o "$tmp/m.rkm" --dataset "$tmp/ds/two.txt"
+t "an empty dataset" 1 "empty.txt: no samples \(0 line" "$onnx" -o "$tmp/m.rkm" \
+	--dataset "$tmp/ds/empty.txt"
+t "a dataset of comments" 1 "comment.txt: no samples \(2 line" "$onnx" -o "$tmp/m.rkm" \
+	--dataset "$tmp/ds/comment.txt"
+t "an unreadable .npy" 1 "badnpy.txt:2: $tmp/ds/bad.npy: (not a .npy file|truncated)" \
+	"$onnx" -o "$tmp/m.rkm" --dataset "$tmp/ds/badnpy.txt"
+t "a sample of the wrong size" 1 "big.txt:3: $tmp/ds/big.npy: 81 elements, input 'pixels' takes 64" \
+	"$onnx" -o "$tmp/m.rkm" --dataset "$tmp/ds/big.txt"
+t "an undecodable image" 1 "badpng.txt:1: $tmp/ds/x.png: cannot decode the PNG" \
+	"$onnx" -o "$tmp/m.rkm" --dataset "$tmp/ds/badpng.txt"
+t "--mean without --std" 2 "--mean has 3 value\(s\), --std 0" "$onnx" -o "$tmp/m.rkm" \
+	--dataset "$ds" --mean 1,2,3
+t "--mean not numbers" 2 "--mean '1,x': not 1..4 numbers" "$onnx" -o "$tmp/m.rkm" \
+	--dataset "$ds" --mean 1,x --std 1,1
+t "--mean for 3 channels of a gray model" 1 "input 'pixels' has 1 channel\(s\): 3 mean/std" \
+	"$onnx" -o "$tmp/m.rkm" --dataset "$ds" --mean 1,2,3 --std 1,1,1
+t "--rgb2bgr of a gray model" 1 "and RGB2BGR \(3 channels\)" "$onnx" -o "$tmp/m.rkm" \
+	--dataset "$ds" --rgb2bgr
 n=$((n + 1))
 if [ ! -e "$tmp/m.rkm" ] && [ ! -e "$tmp/n.rkm" ]; then
 	echo "ok $n - rkaccel-convert: no refusal wrote a model file"
@@ -133,6 +171,46 @@ else
 	cat "$tmp/out" "$tmp/info" 2>/dev/null | sed 's/^/#   /' | head -n 12
 	rc=1
 fi
+# Mean/std and RGB2BGR (python/tests/fold_models.py's seeded CNNs): folded
+# into an unpadded first conv (a 2.0 file), recorded for a padded one (3.0),
+# under ASan/UBSan; the same bytes twice; a wrong-size PNG named by its line.
+fold=$tmp/fold
+mkdir -p "$fold"
+PYTHONPATH=python/tests /usr/bin/python3 -c 'import sys, fold_models; fold_models.make(sys.argv[1])' \
+	"$fold" > "$fold/make.log" 2>&1 || { echo "Bail out! fold_models.make failed:"; tail -n 5 "$fold/make.log"; exit 1; }
+# shellcheck disable=SC2054 # commas inside the option values
+norm=(--mean 123.675,116.28,103.53 --std 58.395,57.12,57.375 --rgb2bgr)
+san() {
+	local name=$1 pat=$2 onnx=$3 out=$4 infopat=$5
+	n=$((n + 1))
+	if ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		"$build/convert-san/rkaccel-convert" "$onnx" -o "$out" --dataset "$fold/dataset.txt" \
+		"${norm[@]}" > "$tmp/out" 2>&1 && grep -q "$pat" "$tmp/out" &&
+		"$info" --model "$out" > "$tmp/info" 2>&1 && grep -Eq "$infopat" "$tmp/info"; then
+		echo "ok $n - rkaccel-convert (ASan/UBSan) $name"
+	else
+		echo "not ok $n - rkaccel-convert (ASan/UBSan) $name:"
+		cat "$tmp/out" "$tmp/info" 2>/dev/null | sed 's/^/#   /' | head -n 8
+		rc=1
+	fi
+}
+san "--mean/--std/--rgb2bgr fold into an unpadded first conv (a 2.0 file)" \
+	"mean/std and RGB2BGR folded into '/c1/Conv'" "$fold/fold.onnx" "$fold/f.rkm" "^model:.*format 1.x/2.x"
+san "--mean/--std/--rgb2bgr of a padded first conv: not folded, in the 3.0 input record" \
+	"not folded: its convolution pads" "$fold/padded.onnx" "$fold/p.rkml" "^input: *image 1x16x16x3 i8 BGR mean/std"
+n=$((n + 1))
+if "$conv" "$fold/fold.onnx" -o "$fold/f2.rkm" --dataset "$fold/dataset.txt" "${norm[@]}" \
+	> "$tmp/out" 2>&1 && cmp -s "$fold/f.rkm" "$fold/f2.rkm"; then
+	echo "ok $n - rkaccel-convert: the folded model is the same bytes (plain and ASan builds)"
+else
+	echo "not ok $n - rkaccel-convert: the folded model differs between runs"
+	rc=1
+fi
+PYTHONPATH=python/tests /usr/bin/python3 -c 'import sys, numpy, fold_models
+fold_models.write_png(sys.argv[1], numpy.zeros((9, 9, 3), numpy.uint8))' "$fold/small.png"
+printf 'c00.png\nsmall.png\n' > "$fold/small.txt"
+t "an image of the wrong size" 1 "small.txt:2: $fold/small.png: image 9x9 with 3 channel\(s\) does not fit input 'image'" \
+	"$fold/fold.onnx" -o "$tmp/m.rkm" --dataset "$fold/small.txt" "${norm[@]}"
 # Python's rkaccel.toolkit.RKNN over libconvert.so, numbered on from here.
 # The package's __init__ loads librkaccel.so.2: this build's.
 RKACCEL_CONVERT_LIB=$build/convert/libconvert.so \

@@ -83,8 +83,7 @@ static int calib_pass(const struct cv_graph *g, const struct cv_dataset *ds,
 			goto oom;
 	for (int s = 0; s < ds->n_samples; s++) {
 		for (int i = 0; i < g->n_inputs; i++)
-			if (cv_sample_read(ds->paths[(size_t)s * ds->n_inputs + i],
-					   &g->tensors[g->inputs[i]], in[i], d))
+			if (cv_dataset_sample(ds, s, i, &g->tensors[g->inputs[i]], in[i], d))
 				goto out;
 		if (cv_exec_visit(g, (const float *const *)in, out, visit, r, d))
 			goto out;

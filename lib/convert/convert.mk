@@ -40,7 +40,7 @@ CFLAGS_PIC := -fPIC -fvisibility=hidden
 
 all: $(OUT)/libconvert.a $(OUT)/convert_test $(OUT)/digits_int8 $(OUT)/rkaccel-convert
 ifneq ($(SAN),1)
-all: $(OUT)/libconvert.so
+all: $(OUT)/libconvert.so $(OUT)/libconvert-host.so
 endif
 
 # onnx.proto is copied so protoc-c names the output onnx.pb-c.[ch].
@@ -79,6 +79,14 @@ $(OUT)/pic/model/%.o: $(TOP)/lib/model/%.c $(wildcard $(TOP)/lib/model/*.h) \
 $(OUT)/libconvert.so: $(PIC_OBJS)
 	$(CC) -shared -Wl,-z,defs -Wl,-soname,libconvert.so -o $@ $^ \
 		-lprotobuf-c -lpng -ljpeg -lm
+
+# libconvert-host.so: the toolkit's simulator for Python (init_runtime() with
+# no target): the selftests' CPU reference over a model file, and the float
+# executor beside it per layer. GPL-2.0 like that reference: a library of its own.
+$(OUT)/libconvert-host.so: $(SRC_DIR)/hostrun/host_run.c $(PIC_OBJS) $(wildcard $(SRC_DIR)/*.h) \
+		$(wildcard $(TOP)/selftests/*_ref.h)
+	$(CC) $(CFLAGS_CV) $(CFLAGS_PIC) -I$(TOP)/selftests -shared -Wl,-z,defs \
+		-Wl,-soname,libconvert-host.so -o $@ $< $(PIC_OBJS) -lprotobuf-c -lpng -ljpeg -lm
 
 $(OUT)/libconvert.a: $(LIB_OBJS)
 	rm -f $@

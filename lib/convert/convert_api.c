@@ -13,12 +13,12 @@
 
 /* The 2.0 file, or with a batch or a custom string the 3.0 one; 0 or -errno. */
 static int save(const struct cv_graph *g, const struct cv_lowered *lw, unsigned int batch,
-		const char *custom, const char *out, char *msg, size_t msg_len)
+		const char *custom, const char *note, const char *out, char *msg, size_t msg_len)
 {
 	char why[256];
 	int rc;
 
-	if (!batch && !custom) {
+	if (!batch && !custom && !lw->norm.set) {
 		rc = rkaccel_model_save(&lw->desc, out);
 		if (rc)
 			snprintf(why, sizeof(why), "%s", strerror(-rc));
@@ -30,9 +30,29 @@ static int save(const struct cv_graph *g, const struct cv_lowered *lw, unsigned 
 		/* -EINVAL is kept for refused inputs (see quant.h). */
 		return rc == -EINVAL ? -EIO : rc;
 	}
-	snprintf(msg, msg_len, "%u layers, %ux%ux%u int8 in, %u out", lw->desc.num_layers,
+	snprintf(msg, msg_len, "%u layers, %ux%ux%u int8 in, %u out%s%s", lw->desc.num_layers,
 		 (unsigned int)lw->in_h, (unsigned int)lw->in_w, (unsigned int)lw->in_c,
-		 lw->desc.layers[lw->desc.num_layers - 1].out_features);
+		 lw->desc.layers[lw->desc.num_layers - 1].out_features, note[0] ? "\n" : "", note);
+	return 0;
+}
+
+/* Mean/std and RGB2BGR as cv_norm; -1 for values out of range. */
+static int make_norm(const float *mean, const float *std, int n_ch, int bgr, struct cv_norm *nm)
+{
+	memset(nm, 0, sizeof(*nm));
+	if (n_ch < 0 || n_ch > CV_NORM_MAX_CH || (n_ch && (!mean || !std)))
+		return -1;
+	nm->n_ch = n_ch;
+	for (int c = 0; c < n_ch; c++) {
+		nm->mean[c] = mean[c];
+		nm->std[c] = std[c];
+		if (mean[c] != 0.0f || std[c] != 1.0f)
+			nm->set = true;
+	}
+	if (!nm->set)
+		nm->n_ch = 0;	/* mean 0, std 1: nothing to fold */
+	nm->bgr = bgr != 0;
+	nm->set |= nm->bgr;
 	return 0;
 }
 
@@ -41,7 +61,18 @@ int cv_convert_file(const char *onnx, const char *dataset, int algo, int per_lay
 		    unsigned int batch, const char *custom, const char *out, char *msg,
 		    size_t msg_len)
 {
-	struct cv_quant_opts o = { CV_ALGO_NORMAL, per_layer != 0 };
+	return cv_convert_file_norm(onnx, dataset, algo, per_layer, batch, custom, NULL, NULL, 0,
+				    0, out, msg, msg_len);
+}
+
+__attribute__((visibility("default")))
+int cv_convert_file_norm(const char *onnx, const char *dataset, int algo, int per_layer,
+			 unsigned int batch, const char *custom, const float *mean,
+			 const float *std, int n_ch, int bgr, const char *out, char *msg,
+			 size_t msg_len)
+{
+	struct cv_quant_opts o = { CV_ALGO_NORMAL, per_layer != 0, NULL };
+	struct cv_norm nm;
 	struct cv_diag d = { 0 };
 	struct cv_graph *g = NULL;
 	struct cv_lowered lw;
@@ -55,6 +86,11 @@ int cv_convert_file(const char *onnx, const char *dataset, int algo, int per_lay
 			 algo, batch);
 		return -EINVAL;
 	}
+	if (make_norm(mean, std, n_ch, bgr, &nm)) {
+		snprintf(msg, msg_len, "%d mean/std values: not 0..%d\n", n_ch, CV_NORM_MAX_CH);
+		return -EINVAL;
+	}
+	o.norm = &nm;
 	o.algo = (enum cv_algo)algo;
 	if (cv_convert(onnx, dataset, &o, &g, &lw, &d)) {
 		snprintf(msg, msg_len, "%s", d.text ? d.text : "conversion failed\n");
@@ -62,7 +98,7 @@ int cv_convert_file(const char *onnx, const char *dataset, int algo, int per_lay
 		return -EINVAL;
 	}
 	cv_diag_free(&d);
-	rc = save(g, &lw, batch, custom, out, msg, msg_len);
+	rc = save(g, &lw, batch, custom, nm.note, out, msg, msg_len);
 	cv_lowered_free(&lw);
 	cv_graph_free(g);
 	return rc;

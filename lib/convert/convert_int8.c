@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The whole int8 flow: read the ONNX file, clean the graph up, calibrate
- * over dataset.txt, quantize, lower to the model format 2.0.
+ * over dataset.txt, quantize, lower to the model format 2.0. With mean/std
+ * or RGB2BGR, those are folded into the first layer first where exact.
  */
 #include "quant.h"
 
@@ -15,12 +16,16 @@ int cv_convert(const char *onnx, const char *dataset, const struct cv_quant_opts
 	int rc = -1;
 
 	*gp = NULL;
-	if (!g || cv_prepare(g, d) || cv_dataset_load(dataset, g->n_inputs, &ds, d))
+	if (!g || cv_prepare(g, d) || (o->norm && cv_fold_normalise(g, o->norm, d)) ||
+	    cv_dataset_load(dataset, g->n_inputs, &ds, d))
 		goto out;
+	ds.norm = o->norm;
 	if (cv_calibrate(g, &ds, o->algo != CV_ALGO_NORMAL, &c, d))
 		goto out;
 	if (cv_quantize(g, &c, o, &q, d) || cv_lower_chain(g, &q, lw, d))
 		goto out;
+	if (o->norm && o->norm->set && !o->norm->folded)
+		lw->norm = *o->norm;	/* for the 3.0 input record */
 	rc = 0;
 	*gp = g;
 	g = NULL;

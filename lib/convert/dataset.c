@@ -51,13 +51,20 @@ static int split_words(char *line, char **w, int max)
 	return n;
 }
 
-static int add_sample(struct cv_dataset *ds, const char *dir, size_t dir_len, char **w)
+static int add_sample(struct cv_dataset *ds, const char *dir, size_t dir_len, char **w,
+		      int lineno)
 {
 	char **p = realloc(ds->paths, (size_t)(ds->n_samples + 1) * ds->n_inputs * sizeof(*p));
+	int *lines;
 
 	if (!p)
 		return -1;
 	ds->paths = p;
+	lines = realloc(ds->lines, (size_t)(ds->n_samples + 1) * sizeof(int));
+	if (!lines)
+		return -1;
+	ds->lines = lines;
+	lines[ds->n_samples] = lineno;
 	for (int i = 0; i < ds->n_inputs; i++) {
 		p[(size_t)ds->n_samples * ds->n_inputs + i] = join_path(dir, dir_len, w[i]);
 		if (!p[(size_t)ds->n_samples * ds->n_inputs + i]) {
@@ -80,7 +87,12 @@ int cv_dataset_load(const char *path, int n_inputs, struct cv_dataset *ds, struc
 
 	memset(ds, 0, sizeof(*ds));
 	ds->n_inputs = n_inputs;
-	if (!f) {
+	ds->file = strdup(path);
+	if (!f || !ds->file) {
+		if (f)
+			fclose(f);
+		free(ds->file);
+		ds->file = NULL;
 		cv_diag_add(d, "%s: cannot open the dataset file", path);
 		return -1;
 	}
@@ -104,13 +116,13 @@ int cv_dataset_load(const char *path, int n_inputs, struct cv_dataset *ds, struc
 			cv_diag_add(d, "%s: more than %d samples", path, DS_MAX_SAMPLES);
 			goto out;
 		}
-		if (add_sample(ds, path, dir_len, w)) {
+		if (add_sample(ds, path, dir_len, w, lineno)) {
 			cv_diag_add(d, "out of memory");
 			goto out;
 		}
 	}
 	if (!ds->n_samples) {
-		cv_diag_add(d, "%s: no samples", path);
+		cv_diag_add(d, "%s: no samples (%d line(s), none with a path)", path, lineno);
 		goto out;
 	}
 	rc = 0;
@@ -126,6 +138,8 @@ void cv_dataset_free(struct cv_dataset *ds)
 	for (size_t i = 0; ds->paths && i < (size_t)ds->n_samples * ds->n_inputs; i++)
 		free(ds->paths[i]);
 	free(ds->paths);
+	free(ds->lines);
+	free(ds->file);
 	memset(ds, 0, sizeof(*ds));
 }
 
@@ -181,4 +195,25 @@ int cv_sample_read(const char *path, const struct cv_tensor *t, float *dst, stru
 	rc = image_to_tensor(path, px, h, w, c, t, dst, d);
 	free(px);
 	return rc;
+}
+
+int cv_dataset_sample(const struct cv_dataset *ds, int s, int i, const struct cv_tensor *t,
+		      float *dst, struct cv_diag *d)
+{
+	const char *path = ds->paths[(size_t)s * ds->n_inputs + i];
+	struct cv_diag why = { 0 };
+	size_t n;
+
+	if (!cv_sample_read(path, t, dst, &why)) {
+		cv_diag_free(&why);
+		cv_norm_apply(ds->norm, !has_suffix(path, ".npy"), t, dst);
+		return 0;
+	}
+	/* "dataset.txt:LINE: " before the reader's message (one line). */
+	n = why.text ? strlen(why.text) : 0;
+	while (n && why.text[n - 1] == '\n')
+		why.text[--n] = '\0';
+	cv_diag_add(d, "%s:%d: %s", ds->file, ds->lines[s], why.text ? why.text : path);
+	cv_diag_free(&why);
+	return -1;
 }

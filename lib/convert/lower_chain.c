@@ -238,7 +238,7 @@ static int walk_chain(const struct cv_graph *g, const struct cv_qgraph *q, const
 		} else if (tensor_chw(&g->tensors[cur], &in)) {
 			cv_diag_node(d, n, "input is not [1, C, H, W] or [1, K]");
 		} else if (!lower_node(g, q, order[i], &in, &lw->layers[lw->desc.num_layers], d)) {
-			lw->desc.num_layers++;
+			lw->layer_tensor[lw->desc.num_layers++] = n->out[0];
 		} else {
 			free_layer(&lw->layers[lw->desc.num_layers]);
 		}

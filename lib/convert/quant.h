@@ -12,12 +12,43 @@
 #include "convert.h"
 #include "rkaccel.h"
 
+/* --- pass_fold_normalise.c: mean/std and channel order ---------------------- */
+
+#define CV_NORM_MAX_CH 4
+
+/*
+ * The toolkit's mean_values/std_values (per channel of the ONNX model's
+ * input, in its channel order) and quant_img_RGB2BGR (the ONNX model takes
+ * BGR; images decode as RGB) for the one graph input.
+ */
+struct cv_norm {
+	bool set;		/* anything to do */
+	int n_ch;		/* values in mean/std; 0: mean 0, std 1 */
+	float mean[CV_NORM_MAX_CH], std[CV_NORM_MAX_CH];
+	bool bgr;
+	/* set by cv_fold_normalise() */
+	bool folded;		/* in the first conv: the graph takes raw camera pixels */
+	char note[320];		/* what was done, for the summary */
+};
+
+/*
+ * Folds @nm into the first convolution where exact (see the file), else
+ * leaves the graph as it is (the runtime must normalise: the 3.0 input
+ * record carries @nm). -1 with a message for values that do not fit the input.
+ */
+int cv_fold_normalise(struct cv_graph *g, struct cv_norm *nm, struct cv_diag *d);
+/* A sample of the NCHW input @t as read (raw pixels) into what the graph takes. */
+void cv_norm_apply(const struct cv_norm *nm, bool image, const struct cv_tensor *t, float *x);
+
 /* --- dataset.c: the toolkit's dataset.txt ----------------------------------- */
 
 /* Samples of a dataset.txt: one line each, one path per graph input. */
 struct cv_dataset {
 	int n_samples, n_inputs;
 	char **paths;		/* [n_samples][n_inputs], resolved against the file's folder */
+	char *file;		/* dataset.txt's path, for messages */
+	int *lines;		/* [n_samples]: the line each sample is on */
+	const struct cv_norm *norm;	/* applied to each sample read, or NULL */
 };
 
 /* An array read from a .npy file, converted to float. */
@@ -39,6 +70,9 @@ void cv_array_free(struct cv_array *a);
  * an NCHW @t of the same H, W and C (transposed to NCHW). Into @dst.
  */
 int cv_sample_read(const char *path, const struct cv_tensor *t, float *dst, struct cv_diag *d);
+/* Sample @s's file for input @i through cv_sample_read() and ds->norm; messages name the line. */
+int cv_dataset_sample(const struct cv_dataset *ds, int s, int i, const struct cv_tensor *t,
+		      float *dst, struct cv_diag *d);
 /* A .png or .jpg file as bytes [*h][*w][*c], *c 1 (gray) or 3 (RGB); free(*px). */
 int cv_image_read(const char *path, uint8_t **px, int64_t *h, int64_t *w, int64_t *c,
 		  struct cv_diag *d);
@@ -95,6 +129,7 @@ struct cv_qweights {
 struct cv_quant_opts {
 	enum cv_algo algo;
 	bool per_layer;		/* one weight scale per layer instead of per channel */
+	struct cv_norm *norm;	/* NULL, or folded/recorded by cv_convert() */
 };
 
 struct cv_qgraph {
@@ -117,6 +152,8 @@ struct cv_lowered {
 	struct rkaccel_layer_desc layers[RKACCEL_MODEL_MAX_LAYERS];
 	int input, output;	/* graph tensors: the model's input and output */
 	int64_t in_c, in_h, in_w;
+	int layer_tensor[RKACCEL_MODEL_MAX_LAYERS];	/* the graph tensor each layer writes */
+	struct cv_norm norm;	/* norm.set && !norm.folded: the 3.0 input record's */
 };
 
 /*
@@ -157,5 +194,15 @@ int cv_save_graph(const struct cv_graph *g, const struct cv_lowered *l, uint32_t
 int cv_convert_file(const char *onnx, const char *dataset, int algo, int per_layer,
 		    unsigned int batch, const char *custom, const char *out, char *msg,
 		    size_t msg_len);
+/*
+ * cv_convert_file() with the toolkit's mean_values/std_values (@n_ch values
+ * each, 0 for none) and quant_img_RGB2BGR (@bgr) for the one input. Where
+ * they cannot be folded into the first layer the file is 3.0 (it records
+ * them); @msg's summary then says so on a line of its own.
+ */
+int cv_convert_file_norm(const char *onnx, const char *dataset, int algo, int per_layer,
+			 unsigned int batch, const char *custom, const float *mean,
+			 const float *std, int n_ch, int bgr, const char *out, char *msg,
+			 size_t msg_len);
 
 #endif

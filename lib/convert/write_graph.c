@@ -5,6 +5,8 @@
  * rkaccel_graph_from_model() with every dims[0] set to the batch, the ONNX
  * model's input and output names on its input and output, and a custom
  * string. The runtime lowers it back and runs the batch across the cores.
+ * Mean/std and channel order that could not be folded into the first layer
+ * go into the input record: the runtime applies them before quantizing.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -42,6 +44,7 @@ int cv_save_graph(const struct cv_graph *g, const struct cv_lowered *l, uint32_t
 		  const char *custom, const char *path, char *msg, size_t msg_len)
 {
 	struct rkaccel_graph_tensor *ts;
+	struct rkaccel_graph_input in;
 	struct rkaccel_graph_desc d;
 	struct rkaccel_graph *g3;
 	int ret;
@@ -66,6 +69,16 @@ int cv_save_graph(const struct cv_graph *g, const struct cv_lowered *l, uint32_t
 	rename_tensor(ts, d.num_tensors, d.inputs[0].tensor, usable_name(g->tensors[l->input].name));
 	rename_tensor(ts, d.num_tensors, d.outputs[0], usable_name(g->tensors[l->output].name));
 	d.tensors = ts;
+	if (l->norm.set && !l->norm.folded) {
+		/* Not folded (a padded first conv): the runtime normalises. */
+		in = d.inputs[0];
+		in.channel_order = l->norm.bgr ? RKACCEL_CHANNELS_BGR : RKACCEL_CHANNELS_AS_IS;
+		if (l->norm.n_ch) {
+			in.mean = l->norm.mean;
+			in.std = l->norm.std;
+		}
+		d.inputs = &in;
+	}
 	d.batch = batch;
 	d.custom = custom;
 	ret = rkaccel_graph_validate(&d, msg, msg_len);

@@ -120,6 +120,7 @@ class Device:
 
     def __init__(self, path=None):
         self._h = _vp()
+        self._ctxs = []         # before the open: close() runs even when it fails
         _check(_open(path.encode() if path else None, ctypes.byref(self._h)), "rkaccel_open")
         info = _Info()
         _check(_query(self._h, ctypes.byref(info)), "rkaccel_query")

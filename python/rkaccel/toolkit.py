@@ -12,15 +12,27 @@ Each method returns 0, or -1 after an "E method: ..." line, as the toolkit
 does. The conversion is lib/convert's cv_convert_file() in libconvert.so
 (ctypes; RKACCEL_CONVERT_LIB, else build/convert/libconvert.so of this
 repository), the call rkaccel-convert makes: the same options give the same
-bytes. Host only. Not implemented yet: mean/std folding, RGB2BGR,
-inputs/outputs/input_size_list, float (unquantized) models, load_rknn,
-init_runtime, inference, eval_perf, accuracy_analysis.
+bytes. mean_values/std_values and quant_img_RGB2BGR are folded into the
+first convolution where that is exact (Documentation/convert.rst), so the
+model takes raw pixels; where not, the 3.0 file records them and
+inference() applies them on the host.
+
+init_runtime() with no target runs the model on the host int8 executor
+(libconvert-host.so, RKACCEL_CONVERT_HOST_LIB: the selftests' CPU
+reference, bit-exact with the NPU), as the toolkit's simulator; with
+target='rk3588'/'rk3576' on the device through librkaccel. inference()
+returns float32 arrays with the batch first; accuracy_analysis() writes
+error_analysis.txt (per layer: cosine and Euclidean distance, "entire" and
+"single"). Not implemented: inputs/outputs/input_size_list, float
+(unquantized) models, eval_perf (no per-layer timing model yet).
 """
 
 import ctypes
 import os
 import shutil
 import tempfile
+
+import numpy as np
 
 __all__ = ["RKNN"]
 
@@ -31,6 +43,8 @@ _PLATFORMS = ("rk3588", "rk3576")
 _MAX_BATCH = 64          # RKACCEL_GRAPH_MAX_BATCH
 _MAX_CUSTOM = 1024       # RKACCEL_GRAPH_MAX_CUSTOM
 _lib = None
+_host = None
+_NAME_BYTES = 64         # hr_analyse's bytes per layer name
 
 
 def _lib_path():
@@ -42,27 +56,150 @@ def _lib_path():
 
 
 def _convert_fn():
-    """cv_convert_file from libconvert.so, loaded on first use; OSError if absent."""
+    """cv_convert_file_norm from libconvert.so, loaded on first use; OSError if absent."""
     global _lib
     if _lib is None:
         lib = ctypes.CDLL(_lib_path())
-        f = lib.cv_convert_file
+        f = lib.cv_convert_file_norm
         f.restype = ctypes.c_int
+        fp = ctypes.POINTER(ctypes.c_float)
         f.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int,
-                      ctypes.c_uint, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
-                      ctypes.c_size_t]
+                      ctypes.c_uint, ctypes.c_char_p, fp, fp, ctypes.c_int, ctypes.c_int,
+                      ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
         _lib = f
     return _lib
 
 
-def _is_identity(values, ident):
-    """True for None or per-input lists holding only @ident (nothing to fold)."""
+class _HostInfo(ctypes.Structure):
+    """struct hr_info of lib/convert/hostrun/host_run.c."""
+    _fields_ = [(n, ctypes.c_uint32) for n in ("batch", "num_layers", "in_h", "in_w", "in_c")] + [
+        ("in_scale", ctypes.c_float), ("in_zp", ctypes.c_int32)] + [
+        (n, ctypes.c_uint32) for n in ("out_h", "out_w", "out_c", "out_int32")] + [
+        ("out_scale", ctypes.c_float), ("out_zp", ctypes.c_int32),
+        ("channel_order", ctypes.c_uint32), ("n_ch", ctypes.c_uint32),
+        ("mean", ctypes.c_float * 4), ("std", ctypes.c_float * 4)]
+
+
+def _host_lib():
+    """libconvert-host.so (the host int8 executor), loaded on first use; OSError if absent."""
+    global _host
+    if _host is None:
+        path = os.environ.get("RKACCEL_CONVERT_HOST_LIB") or os.path.join(
+            os.path.dirname(_lib_path()), "libconvert-host.so")
+        h = ctypes.CDLL(path)
+        vp, i, sz, cp = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t, ctypes.c_char_p
+        fp = ctypes.POINTER(ctypes.c_float)
+        for name, res, args in (
+                ("hr_open", i, [cp, ctypes.POINTER(vp), cp, sz]),
+                ("hr_close", None, [vp]),
+                ("hr_info", None, [vp, ctypes.POINTER(_HostInfo)]),
+                ("hr_quantize", None, [vp, sz, ctypes.c_float, ctypes.c_int32, vp]),
+                ("hr_run", i, [vp, vp, vp]),
+                ("hr_analyse", i, [vp, cp, fp, fp, i, i, vp, vp, cp, cp, sz]),
+                ("hr_serialize", i, [vp, ctypes.POINTER(vp), ctypes.POINTER(sz)]),
+                ("hr_free", None, [vp])):
+            f = getattr(h, name)
+            f.restype, f.argtypes = res, args
+        _host = h
+    return _host
+
+
+def _floats(values):
+    """A per-channel list as a ctypes float array (None: no values)."""
     if values is None:
-        return True
-    try:
-        return all(float(v) == ident for per_input in values for v in per_input)
-    except (TypeError, ValueError):
-        return False
+        return None, 0
+    return (ctypes.c_float * len(values))(*[float(v) for v in values]), len(values)
+
+
+class _Runtime:
+    """A loaded model on the host int8 executor, or on the device."""
+
+    def __init__(self, model_bytes, target, core_mask):
+        self.lib = _host_lib()
+        self.h = ctypes.c_void_p()
+        self.dev = self.ctx = None
+        tmp = tempfile.mkdtemp(prefix="rkaccel-toolkit-")
+        try:
+            path = os.path.join(tmp, "model")
+            with open(path, "wb") as f:
+                f.write(model_bytes)
+            msg = ctypes.create_string_buffer(512)
+            rc = self.lib.hr_open(path.encode(), ctypes.byref(self.h), msg, len(msg))
+            if rc:
+                raise RuntimeError(msg.value.decode(errors="replace") or os.strerror(-rc))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        self.info = _HostInfo()
+        self.lib.hr_info(self.h, ctypes.byref(self.info))
+        if target is not None:
+            try:
+                self._open_device(core_mask)
+            except BaseException:
+                self.close()
+                raise
+
+    def _open_device(self, core_mask):
+        """The chain (as 2.0) in a context of the first rkaccel device, at the file's batch."""
+        import rkaccel
+        buf, n = ctypes.c_void_p(), ctypes.c_size_t()
+        rc = self.lib.hr_serialize(self.h, ctypes.byref(buf), ctypes.byref(n))
+        if rc:
+            raise RuntimeError("the model's chain: %s" % os.strerror(-rc))
+        try:
+            image = ctypes.string_at(buf, n.value)
+        finally:
+            self.lib.hr_free(buf)
+        self.dev = rkaccel.Device()
+        self.ctx = self.dev.context(rkaccel.Model.parse(image), core_mask)
+        if self.info.batch > 1:
+            self.ctx.set_batch(self.info.batch)
+
+    def quantize(self, x):
+        """NHWC float32 [B, H, W, C] (normalised as the graph takes it) to int8."""
+        x = np.ascontiguousarray(x, np.float32)
+        q = np.empty(x.shape, np.int8)
+        self.lib.hr_quantize(x.ctypes.data, x.size, self.info.in_scale, self.info.in_zp,
+                             q.ctypes.data)
+        return q
+
+    def normalise(self, x):
+        """What the runtime does before quantizing where the fold was not done."""
+        i = self.info
+        if i.channel_order == 2:        # RKACCEL_CHANNELS_BGR: camera RGB to the model's BGR
+            x = x[..., ::-1]
+        if i.n_ch:
+            x = (x - np.array(i.mean[:i.n_ch], np.float32)) / np.array(i.std[:i.n_ch],
+                                                                         np.float32)
+        return x
+
+    def run(self, q):
+        """int8 [B, H, W, C] to the float32 output [B, ...]."""
+        i = self.info
+        per = i.out_h * i.out_w * i.out_c
+        dtype = np.int32 if i.out_int32 else np.int8
+        if self.ctx is not None:
+            raw = np.asarray(self.ctx.run(q.reshape(i.batch, i.in_h * i.in_w, i.in_c)),
+                             dtype).reshape(i.batch, per)
+        else:
+            raw = np.empty((q.shape[0], per), dtype)
+            for b in range(q.shape[0]):
+                rc = self.lib.hr_run(self.h, q[b].ctypes.data, raw[b].ctypes.data)
+                if rc:
+                    raise RuntimeError("the host executor: %s" % os.strerror(-rc))
+        y = (raw.astype(np.float32) - (0 if i.out_int32 else i.out_zp)) * np.float32(i.out_scale)
+        if i.out_h * i.out_w == 1:
+            return y.reshape(q.shape[0], i.out_c)
+        return y.reshape(q.shape[0], i.out_h, i.out_w, i.out_c)
+
+    def close(self):
+        if self.ctx is not None:
+            self.ctx.close()
+        if self.dev is not None:
+            self.dev.close()
+        self.ctx = self.dev = None
+        if self.h:
+            self.lib.hr_close(self.h)
+            self.h = ctypes.c_void_p()
 
 
 class RKNN:
@@ -73,7 +210,9 @@ class RKNN:
         self.verbose_file = verbose_file
         self._algo, self._per_layer = _ALGOS["normal"], 0
         self._platform, self._custom = "rk3588", None
-        self._onnx = self._model = None
+        self._onnx = self._model = self._rt = None
+        self._mean = self._std = None
+        self._bgr = False
 
     def _err(self, method, msg):
         for line in msg.rstrip("\n").split("\n"):
@@ -87,13 +226,9 @@ class RKNN:
     def config(self, mean_values=None, std_values=None, quant_img_RGB2BGR=False,
                target_platform="rk3588", quantized_dtype="asymmetric_quantized-8",
                quantized_algorithm="normal", quantized_method="channel", custom_string=None):
-        why = None
-        if not _is_identity(mean_values, 0.0) or not _is_identity(std_values, 1.0):
-            why = ("mean_values/std_values %r/%r: folding them into the first layer is not "
-                   "implemented yet; normalize the dataset's inputs instead"
-                   % (mean_values, std_values))
-        elif quant_img_RGB2BGR:
-            why = "quant_img_RGB2BGR=True: channel reordering is not implemented yet"
+        why = _check_norm(mean_values, std_values, quant_img_RGB2BGR)
+        if why:
+            pass
         elif str(target_platform).lower() not in _PLATFORMS:
             why = "target_platform %r: not one of %s" % (target_platform, ", ".join(_PLATFORMS))
         elif quantized_dtype != "asymmetric_quantized-8":
@@ -112,6 +247,8 @@ class RKNN:
         # One file runs on both SoCs: the platform is checked, the bytes do not change.
         self._platform = str(target_platform).lower()
         self._custom = None if custom_string is None else str(custom_string)
+        self._mean, self._std = _per_channel(mean_values, std_values)
+        self._bgr = _bgr_flag(quant_img_RGB2BGR)
         return 0
 
     def load_onnx(self, model, inputs=None, input_size_list=None, outputs=None):
@@ -144,8 +281,11 @@ class RKNN:
             out = os.path.join(tmp, "model")
             msg = ctypes.create_string_buffer(8192)
             custom = None if self._custom is None else self._custom.encode()
+            mean, n_ch = _floats(self._mean)
+            std, _ = _floats(self._std)
             rc = convert(self._onnx.encode(), str(dataset).encode(), self._algo,
-                         self._per_layer, batch, custom, out.encode(), msg, len(msg))
+                         self._per_layer, batch, custom, mean, std, n_ch, int(self._bgr),
+                         out.encode(), msg, len(msg))
             text = msg.value.decode(errors="replace")
             if rc:
                 return self._err("build", text or os.strerror(-rc))
@@ -153,8 +293,9 @@ class RKNN:
                 self._model = f.read()
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+        v3 = batch or custom or "not folded" in text
         self._info("build: %s: %s (%s, format %s)" % (self._onnx, text, self._platform,
-                                                    "3.0" if batch or custom else "2.0"))
+                                                    "3.0" if v3 else "2.0"))
         return 0
 
     def export_rknn(self, export_path):
@@ -167,6 +308,175 @@ class RKNN:
             return self._err("export_rknn", "%s: %s" % (export_path, e.strerror or e))
         return 0
 
+    def load_rknn(self, path):
+        try:
+            with open(path, "rb") as f:
+                self._model = f.read()
+        except OSError as e:
+            return self._err("load_rknn", "%s: %s" % (path, e.strerror or e))
+        self._onnx = None
+        return 0
+
+    def init_runtime(self, target=None, device_id=None, perf_debug=False, eval_mem=False,
+                     core_mask=0):
+        """target None: the host int8 executor; 'rk3588'/'rk3576': the device."""
+        if self._model is None:
+            return self._err("init_runtime", "no model: build or load_rknn first")
+        if target is not None and str(target).lower() not in _PLATFORMS:
+            return self._err("init_runtime", "target %r: not None, %s"
+                             % (target, " or ".join(repr(p) for p in _PLATFORMS)))
+        if self._rt is not None:
+            self._rt.close()
+            self._rt = None
+        try:
+            self._rt = _Runtime(self._model, target, core_mask)
+        except OSError as e:
+            where = "the host executor libconvert-host.so" if target is None else \
+                "the device %s through librkaccel" % target
+            return self._err("init_runtime", "%s: %s" % (where, e))
+        except (RuntimeError, ImportError) as e:
+            return self._err("init_runtime", str(e))
+        return 0
+
+    def _input(self, inputs, data_format):
+        """The one input as NHWC float32 [B, H, W, C] of the model's batch, or a message."""
+        i = self._rt.info
+        if not isinstance(inputs, (list, tuple)) or len(inputs) != 1:
+            return None, "inputs: a list of one array (the model has one input)"
+        x = np.asarray(inputs[0])
+        if data_format not in (None, "nhwc", "nchw"):
+            return None, "data_format %r: not 'nhwc' or 'nchw'" % (data_format,)
+        if x.ndim == 3:
+            x = x[np.newaxis]
+        if x.ndim == 4 and data_format == "nchw":
+            x = x.transpose(0, 2, 3, 1)
+        want = (i.batch, i.in_h, i.in_w, i.in_c)
+        if x.ndim == 2 and i.in_h * i.in_w == 1:
+            x = x.reshape(x.shape[0], 1, 1, x.shape[1])
+        if tuple(x.shape) != want:
+            return None, "input shape %s: the model takes %s (NHWC, batch %d)" % (
+                tuple(np.asarray(inputs[0]).shape), want, i.batch)
+        return x.astype(np.float32), None
+
+    def inference(self, inputs, data_format=None, inputs_pass_through=None):
+        """Float32 outputs [B, ...] of the int8 model on @inputs (raw pixels)."""
+        if self._rt is None:
+            self._err("inference", "no runtime: init_runtime first")
+            return None
+        x, why = self._input(inputs, data_format)
+        if why:
+            self._err("inference", why)
+            return None
+        try:
+            return [self._rt.run(self._rt.quantize(self._rt.normalise(x)))]
+        except Exception as e:   # the device's errors (rkaccel.Error) and the executor's
+            self._err("inference", str(e))
+            return None
+
+    def eval_perf(self, is_print=True):
+        self._err("eval_perf", "no per-layer timing model for the host executor or the "
+                  "simulated NPU yet: rkaccel-bench measures whole runs on the device")
+        return None
+
+    def accuracy_analysis(self, inputs, output_dir="./snapshot", target=None, device_id=None):
+        """Per layer, float against int8 (cosine, Euclidean; entire and single) on one sample."""
+        if self._onnx is None or self._model is None:
+            return self._err("accuracy_analysis", "needs load_onnx and build (the float model)")
+        if target is not None:
+            return self._err("accuracy_analysis", "target %r: only the host executor "
+                             "(target=None) is compared layer by layer" % (target,))
+        if self._rt is None and self.init_runtime() != 0:
+            return -1
+        try:
+            x = [_load_sample(p) if isinstance(p, str) else np.asarray(p) for p in inputs]
+        except (OSError, ValueError) as e:
+            return self._err("accuracy_analysis", "inputs: %s" % e)
+        x, why = self._input(x, "nhwc")
+        if why:
+            return self._err("accuracy_analysis", why)
+        i = self._rt.info
+        res = np.zeros((i.num_layers, 4), np.float64)
+        names = ctypes.create_string_buffer(_NAME_BYTES * i.num_layers)
+        msg = ctypes.create_string_buffer(2048)
+        mean, n_ch = _floats(self._mean)
+        std, _ = _floats(self._std)
+        chw = np.ascontiguousarray(x[0].transpose(2, 0, 1), np.float32)
+        rc = self._rt.lib.hr_analyse(self._rt.h, self._onnx.encode(), mean, std, n_ch,
+                                     int(self._bgr), chw.ctypes.data, res.ctypes.data, names,
+                                     msg, len(msg))
+        if rc:
+            return self._err("accuracy_analysis", msg.value.decode(errors="replace"))
+        layer_names = [names.raw[k * _NAME_BYTES:(k + 1) * _NAME_BYTES].split(b"\0")[0]
+                       .decode(errors="replace") for k in range(i.num_layers)]
+        table = _analysis_table(layer_names, res)
+        try:
+            os.makedirs(output_dir, exist_ok=True)
+            with open(os.path.join(output_dir, "error_analysis.txt"), "w") as f:
+                f.write(table)
+        except OSError as e:
+            return self._err("accuracy_analysis", "%s: %s" % (output_dir, e.strerror or e))
+        print(table, end="")
+        return 0
+
     def release(self):
-        self._onnx = self._model = None
+        if self._rt is not None:
+            self._rt.close()
+        self._onnx = self._model = self._rt = None
+
+
+def _analysis_table(names, res):
+    """The toolkit's error_analysis.txt: one row per layer, entire then single."""
+    w = max([len(n) for n in names] + [10])
+    lines = ["# float (the ONNX model, float executor) against int8 (the host executor)",
+             "# entire: errors accumulated from the input; single: each layer fed the float",
+             "# output of the layer before, quantized",
+             "%-*s  %-14s %-14s %-14s %-14s" % (w, "layer", "entire_cos", "entire_euc",
+                                                  "single_cos", "single_euc")]
+    for n, r in zip(names, res):
+        lines.append("%-*s  %-14.6f %-14.6g %-14.6f %-14.6g" % (w, n, r[0], r[1], r[2], r[3]))
+    return "\n".join(lines) + "\n"
+
+
+def _load_sample(path):
+    """A .npy sample (NHWC raw pixels) for accuracy_analysis."""
+    if not path.endswith(".npy"):
+        raise ValueError("%s: only .npy samples (NHWC pixels) are read here" % path)
+    return np.load(path)
+
+
+def _per_channel(mean_values, std_values):
+    """The one input's mean/std lists (None for none), as the C call takes them."""
+    if mean_values is None and std_values is None:
+        return None, None
+    c = len((mean_values or std_values)[0])
+    mean = [0.0] * c if mean_values is None else [float(v) for v in mean_values[0]]
+    std = [1.0] * c if std_values is None else [float(v) for v in std_values[0]]
+    return mean, std
+
+
+def _bgr_flag(flag):
+    return bool(flag[0]) if isinstance(flag, (list, tuple)) else bool(flag)
+
+
+def _check_norm(mean_values, std_values, rgb2bgr):
+    """None, or why mean_values/std_values/quant_img_RGB2BGR are refused."""
+    lists = [v for v in (mean_values, std_values) if v is not None]
+    try:
+        for v in lists:
+            if len(v) != 1:
+                return ("mean_values/std_values: %d input lists; the converter takes one "
+                        "input" % len(v))
+            vals = [float(x) for x in v[0]]
+            if not 1 <= len(vals) <= 4 or not all(np.isfinite(vals)):
+                return "mean_values/std_values %r: 1 to 4 finite values per input" % (v,)
+        if len(lists) == 2 and len(lists[0][0]) != len(lists[1][0]):
+            return "mean_values %r and std_values %r: not as many values" % tuple(lists)
+        if std_values is not None and not all(float(x) > 0 for x in std_values[0]):
+            return "std_values %r: each must be positive" % (std_values,)
+    except (TypeError, ValueError):
+        return "mean_values/std_values %r/%r: one list of numbers per input" % (
+            mean_values, std_values)
+    if isinstance(rgb2bgr, (list, tuple)) and len(rgb2bgr) != 1:
+        return "quant_img_RGB2BGR %r: one flag (one input)" % (rgb2bgr,)
+    return None
 

@@ -23,6 +23,7 @@ static void usage(FILE *f)
 		"usage: " PROG " MODEL.onnx -o OUT.rkm --dataset DATASET.txt\n"
 		"                       [--algorithm normal|mmse|kl_divergence] [--per-layer]\n"
 		"                       [--batch B] [--custom-string TEXT]\n"
+		"                       [--mean M0,M1,M2 --std S0,S1,S2] [--rgb2bgr]\n"
 		"\n"
 		"Convert an ONNX model to an int8 rkaccel model file: format 2.0, or 3.0\n"
 		"with --batch or --custom-string.\n"
@@ -34,11 +35,19 @@ static void usage(FILE *f)
 		"  --batch B          bake batch B (1..64) into a 3.0 file, as the toolkit's\n"
 		"                     rknn_batch_size: it then runs B slices across the cores\n"
 		"  --custom-string S  a 3.0 file's custom string (RKNN_QUERY_CUSTOM_STRING)\n"
+		"  --mean, --std      per input channel (the toolkit's mean_values/std_values):\n"
+		"                     the model then takes raw pixels, (x - mean) / std folded\n"
+		"                     into its first layer where exact, else recorded (3.0)\n"
+		"  --rgb2bgr          the ONNX model takes BGR (quant_img_RGB2BGR): images are\n"
+		"                     swapped for it; a folded model takes RGB pixels\n"
 		"See rkaccel-convert(1) and Documentation/convert.rst.\n");
 }
 
 struct args {
-	const char *model, *out, *dataset, *batch_arg, *custom;
+	const char *model, *out, *dataset, *batch_arg, *custom, *mean_arg, *std_arg;
+	float mean[CV_NORM_MAX_CH], std[CV_NORM_MAX_CH];
+	int n_mean, n_std;
+	bool bgr;
 	uint32_t batch;		/* 0: a 2.0 file */
 	struct cv_quant_opts opts;
 };
@@ -115,6 +124,30 @@ static bool check_custom(const char *v)
 	return true;
 }
 
+/* --mean/--std: 1..CV_NORM_MAX_CH comma-separated finite numbers. */
+static bool parse_floats(const char *name, const char *v, float *out, int *n)
+{
+	const char *p = v;
+	char *end;
+
+	if (!v)
+		return false;
+	for (*n = 0; *n < CV_NORM_MAX_CH; p = end + 1) {
+		double x = strtod(p, &end);
+
+		if (end == p || x != x || x > 1e30 || x < -1e30)
+			break;
+		out[(*n)++] = (float)x;
+		if (!*end)
+			return true;
+		if (*end != ',')
+			break;
+	}
+	fprintf(stderr, PROG ": %s '%s': not 1..%d numbers separated by commas\n", name, v,
+		CV_NORM_MAX_CH);
+	return false;
+}
+
 /* 0, or 2 after a message for bad usage. */
 static int parse_args(int argc, char **argv, struct args *a)
 {
@@ -138,6 +171,14 @@ static int parse_args(int argc, char **argv, struct args *a)
 		else if (!strcmp(s, "--custom-string"))
 			ok = set_once(&a->custom, s, value(argc, argv, &i)) &&
 			     check_custom(a->custom);
+		else if (!strcmp(s, "--mean"))
+			ok = set_once(&a->mean_arg, s, value(argc, argv, &i)) &&
+			     parse_floats(s, a->mean_arg, a->mean, &a->n_mean);
+		else if (!strcmp(s, "--std"))
+			ok = set_once(&a->std_arg, s, value(argc, argv, &i)) &&
+			     parse_floats(s, a->std_arg, a->std, &a->n_std);
+		else if (!strcmp(s, "--rgb2bgr"))
+			ok = !a->bgr ? (a->bgr = true) : refuse("--rgb2bgr given twice", "");
 		else if (!strcmp(s, "--per-layer"))
 			ok = !a->opts.per_layer ? (a->opts.per_layer = true) :
 						  refuse("--per-layer given twice", "");
@@ -150,6 +191,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 		if (!ok)
 			return 2;
 	}
+	if (a->n_mean != a->n_std) {
+		fprintf(stderr, PROG ": --mean has %d value(s), --std %d: give both, one per channel\n",
+			a->n_mean, a->n_std);
+		return 2;
+	}
 	if (!a->model || !a->out || !a->dataset) {
 		fprintf(stderr, PROG ": %s is missing\n", !a->model ? "the ONNX model" :
 			!a->out ? "-o OUT.rkm" : "--dataset DATASET.txt");
@@ -160,8 +206,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 
 int main(int argc, char **argv)
 {
-	struct args a = { .opts = { CV_ALGO_NORMAL, false } };
-	char msg[4096];
+	struct args a = { .opts = { CV_ALGO_NORMAL, false, NULL } };
+	char msg[4096], *note;
+	bool v3;
 	int rc;
 
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -174,15 +221,22 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	/* The one path libconvert.so gives Python too (lib/convert/convert_api.c). */
-	rc = cv_convert_file(a.model, a.dataset, a.opts.algo, a.opts.per_layer, a.batch, a.custom,
-			     a.out, msg, sizeof(msg));
+	rc = cv_convert_file_norm(a.model, a.dataset, a.opts.algo, a.opts.per_layer, a.batch,
+				  a.custom, a.mean, a.std, a.n_mean, a.bgr, a.out, msg, sizeof(msg));
 	if (rc) {
 		/* -EINVAL: the model or dataset refused, its diagnostics as they are. */
 		fprintf(stderr, "%s%s", rc == -EINVAL ? "" : PROG ": ", msg);
 		return 1;
 	}
+	/* A second line: what became of mean/std; unfolded ones need the 3.0 record. */
+	note = strchr(msg, '\n');
+	if (note)
+		*note++ = '\0';
+	v3 = a.batch || a.custom || (note && strstr(note, "not folded"));
 	printf("%s -> %s: %s (%s, %s, %s %u)\n", a.model, a.out, msg, cv_algo_name(a.opts.algo),
 	       a.opts.per_layer ? "per layer" : "per channel",
-	       a.batch || a.custom ? "format 3.0, batch" : "format 2.0, batch", a.batch ? a.batch : 1);
+	       v3 ? "format 3.0, batch" : "format 2.0, batch", a.batch ? a.batch : 1);
+	if (note)
+		printf("%s\n", note);
 	return 0;
 }

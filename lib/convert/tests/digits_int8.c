@@ -235,7 +235,7 @@ static int evaluate(const struct cv_graph *g, const struct cv_lowered *lw,
 
 int main(int argc, char **argv)
 {
-	struct cv_quant_opts o = { CV_ALGO_NORMAL, false };
+	struct cv_quant_opts o = { CV_ALGO_NORMAL, false, NULL };
 	struct cv_graph *g = NULL, *g2 = NULL;
 	struct cv_lowered lw, lw2;
 	struct rkaccel_model *model = NULL;
