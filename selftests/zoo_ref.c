@@ -156,7 +156,8 @@ static int one(const char *dir, FILE *manifest, const struct zoo_entry *z, uint3
 		if (c.ret)
 			printf("RK3588: not compiled: %s\n", c.msg);
 		else
-			printf("RK3588: %u tasks, %zu regcmd bytes\n", c.tasks, c.regcmd_bytes);
+			printf("RK3588: %u tasks, %zu regcmd bytes, %zu activation bytes\n", c.tasks,
+			       c.regcmd_bytes, c.internal_bytes);
 		gc_free(&c);
 	}
 	free(img3);

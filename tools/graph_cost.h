@@ -91,6 +91,7 @@ struct gc_compiled {
 	char msg[256];
 	uint32_t tasks;			/* one inference (one slice of the batch) */
 	size_t regcmd_bytes;
+	size_t internal_bytes;		/* peak activation memory between layers */
 	uint32_t *node_tasks;		/* per node, or NULL when not known */
 };
 
@@ -141,7 +142,25 @@ static inline void gc_node_tasks(const struct rkaccel_graph_desc *d, const uint3
 	}
 }
 
-/* Compile @d for @info: c->ret 0 with the figures, or the refusal in c->msg. */
+/* Whether every layer of @m reads the one before (prefixes then compile alone). */
+static inline bool gc_is_chain(const struct rkaccel_model *m)
+{
+	const struct rkaccel_model_desc *d = rkaccel_model_desc(m);
+
+	for (uint32_t i = 0; i < d->num_layers; i++) {
+		uint32_t t[2];
+
+		if (rkaccel_model_inputs(m, i, t, 2) != 1 || t[0] != i)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Compile @d for @info: c->ret 0 with the figures, or the refusal in c->msg.
+ * Tasks per node only for a chain: a branched model's prefixes are not
+ * models of their own.
+ */
 static inline void gc_compile(const struct rkaccel_graph_desc *d, const struct rkaccel_info *info,
 			      bool per_node, struct gc_compiled *c)
 {
@@ -153,7 +172,7 @@ static inline void gc_compile(const struct rkaccel_graph_desc *d, const struct r
 	c->ret = rkaccel_graph_to_model(d, &m, c->msg, sizeof(c->msg));
 	if (c->ret)
 		return;
-	c->ret = rkaccel_program_compile(rkaccel_model_desc(m), info, &p);
+	c->ret = rkaccel_program_compile_model(m, info, &p);
 	if (c->ret) {
 		snprintf(c->msg, sizeof(c->msg), "compile: %s", rkaccel_strerror(c->ret));
 		rkaccel_model_free(m);
@@ -161,8 +180,9 @@ static inline void gc_compile(const struct rkaccel_graph_desc *d, const struct r
 	}
 	c->tasks = rkaccel_program_tasks(p);
 	c->regcmd_bytes = rkaccel_program_size(p, RKACCEL_BUF_REGCMD);
+	c->internal_bytes = rkaccel_program_size(p, RKACCEL_BUF_INTERNAL);
 	rkaccel_program_free(p);
-	layer_tasks = per_node ? calloc(rkaccel_model_desc(m)->num_layers, sizeof(uint32_t)) : NULL;
+	layer_tasks = per_node && gc_is_chain(m) ? calloc(rkaccel_model_desc(m)->num_layers, sizeof(uint32_t)) : NULL;
 	c->node_tasks = layer_tasks ? calloc(d->num_nodes, sizeof(uint32_t)) : NULL;
 	if (c->node_tasks && !gc_layer_tasks(rkaccel_model_desc(m), info, layer_tasks)) {
 		gc_node_tasks(d, layer_tasks, rkaccel_model_desc(m)->num_layers, c->node_tasks);

@@ -107,7 +107,8 @@ static void print_cost(const struct rkaccel_graph_desc *d)
 	if (c.ret)
 		printf("RK3588:   not compiled: %s\n", c.msg);
 	else
-		printf("RK3588:   %u tasks, %zu regcmd bytes per image\n", c.tasks, c.regcmd_bytes);
+		printf("RK3588:   %u tasks, %zu regcmd bytes, %zu bytes of activations (peak) per image\n",
+		       c.tasks, c.regcmd_bytes, c.internal_bytes);
 	gc_free(&c);
 }
 

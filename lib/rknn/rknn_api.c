@@ -314,18 +314,69 @@ static int load_model(void *model, uint32_t size, struct rkaccel_model **m,
 	return RKNN_SUCC;
 }
 
-/* FNV-1a of the model's canonical file image: the same model, the same hash. */
+static uint64_t fnv(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* Bytes of layer @l's weights: none for pools and concats. */
+static size_t layer_weight_bytes(const struct rkaccel_layer_desc *l)
+{
+	size_t taps = (size_t)(l->kernel_w ? l->kernel_w : 1) * (l->kernel_h ? l->kernel_h : 1);
+
+	switch (l->op) {
+	case RKACCEL_OP_FC:
+		return (size_t)l->out_features * l->in_features;
+	case RKACCEL_OP_CONV:
+		return (size_t)l->out_features * taps * l->in_features;
+	case RKACCEL_OP_DWCONV:
+		return (size_t)l->out_features * taps;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * FNV-1a over what defines a model: its rows and shape, each layer's fields,
+ * arrays and the tensors it reads (a lowered graph's links). The same model,
+ * the same hash, whatever file it came from.
+ */
 static int model_hash(const struct rkaccel_model *m, uint64_t *hash)
 {
+	const struct rkaccel_model_desc *d = rkaccel_model_desc(m);
 	uint64_t h = 0xcbf29ce484222325ull;
-	unsigned char *buf;
-	size_t len, i;
+	uint32_t head[4] = { d->rows, d->num_layers, d->height, d->width };
 
-	if (rkaccel_model_serialize(rkaccel_model_desc(m), (void **)&buf, &len))
-		return -ENOMEM;
-	for (i = 0; i < len; i++)
-		h = (h ^ buf[i]) * 0x100000001b3ull;
-	free(buf);
+	h = fnv(h, head, sizeof(head));
+	for (uint32_t i = 0; i < d->num_layers; i++) {
+		const struct rkaccel_layer_desc *l = &d->layers[i];
+		size_t wb = layer_weight_bytes(l);
+		uint32_t f[17] = { l->in_features, l->out_features, l->flags,
+				   (uint32_t)l->in_zero_point, (uint32_t)l->out_zero_point,
+				   0, 0, 0, l->op, l->kernel_w, l->kernel_h, l->stride,
+				   l->pad_top, l->pad_left, l->pad_bottom, l->pad_right,
+				   l->add_input };
+		uint32_t links[RKACCEL_GRAPH_MAX_NODE_INPUTS];
+		int n = rkaccel_model_inputs(m, i, links, RKACCEL_GRAPH_MAX_NODE_INPUTS);
+
+		memcpy(&f[5], &l->in_scale, 4);
+		memcpy(&f[6], &l->weight_scale, 4);
+		memcpy(&f[7], &l->out_scale, 4);
+		h = fnv(h, f, sizeof(f));
+		if (n < 0)
+			return -EINVAL;
+		h = fnv(h, links, (size_t)n * sizeof(*links));
+		if (wb && l->weights)
+			h = fnv(h, l->weights, wb);
+		if (wb && l->bias)
+			h = fnv(h, l->bias, (size_t)l->out_features * sizeof(*l->bias));
+		if (l->weight_scales)
+			h = fnv(h, l->weight_scales, (size_t)l->out_features * sizeof(float));
+	}
 	*hash = h;
 	return 0;
 }
