@@ -15,6 +15,7 @@
  */
 
 #include "kselftest_harness.h"
+#include "file_bytes.h"
 #include "rkaccel_test.h"
 
 #define DIGITS_DIR	"/data/digits"
@@ -26,31 +27,6 @@ struct digits_data {
 	int8_t *in;
 	uint8_t *expected, *labels;
 };
-
-static void *read_all(const char *dir, const char *name, size_t want)
-{
-	char path[512];
-	void *buf = malloc(want ? want : 1);
-	FILE *f;
-	size_t got = 0;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "rb");
-	if (f && buf) {
-		got = fread(buf, 1, want, f);
-		/* exactly @want bytes: one more means the file does not match digits.txt */
-		if (fgetc(f) != EOF)
-			got = 0;
-	}
-	if (f)
-		fclose(f);
-	if (got != want) {
-		fprintf(stderr, "# %s: not %zu bytes\n", path, want);
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
 
 static int read_counts(const char *dir, struct digits_data *d)
 {
@@ -77,9 +53,9 @@ static int digits_load(const char *dir, struct digits_data *d)
 
 	if (ret)
 		return ret;
-	d->in = read_all(dir, "inputs.bin", (size_t)d->images * d->in_bytes);
-	d->expected = read_all(dir, "expected.bin", (size_t)d->images * d->out_bytes);
-	d->labels = read_all(dir, "labels.bin", d->images);
+	d->in = read_file_exact(dir, "inputs.bin", (size_t)d->images * d->in_bytes);
+	d->expected = read_file_exact(dir, "expected.bin", (size_t)d->images * d->out_bytes);
+	d->labels = read_file_exact(dir, "labels.bin", d->images);
 	return d->in && d->expected && d->labels ? 0 : -EINVAL;
 }
 

@@ -3,13 +3,16 @@
  * What the model-file tests need to build and damage files byte by byte
  * without the library's own code: an independent CRC-32, little-endian
  * access, the header checksum fix-up (offset 40 in 1.x, 2.x and 3.0) and a
- * hash for comparing images.
+ * hash for comparing images; and a data file read whole, the way the
+ * guests' network tests read what the host made for them.
  */
 #ifndef RKACCEL_FILE_BYTES_H
 #define RKACCEL_FILE_BYTES_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #define FILE_CHECKSUM_OFF	40
 
@@ -69,6 +72,35 @@ static inline uint64_t fnv1a64(const void *buf, size_t len)
 	while (len--)
 		h = (h ^ *p++) * 0x100000001b3ull;
 	return h;
+}
+
+
+/*
+ * @dir/@name, exactly @want bytes (one more means the file is not the one
+ * its description sized), in malloc'ed memory; NULL with a "# " line.
+ */
+static inline void *read_file_exact(const char *dir, const char *name, size_t want)
+{
+	char path[512];
+	void *buf = malloc(want ? want : 1);
+	size_t got = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "rb");
+	if (f && buf) {
+		got = fread(buf, 1, want, f);
+		if (fgetc(f) != EOF)
+			got = 0;
+	}
+	if (f)
+		fclose(f);
+	if (got != want) {
+		fprintf(stderr, "# %s: not %zu bytes\n", path, want);
+		free(buf);
+		return NULL;
+	}
+	return buf;
 }
 
 #endif

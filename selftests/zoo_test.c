@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "kselftest_harness.h"
+#include "file_bytes.h"
 #include "rkaccel_test.h"
 #include "zoo.h"
 
@@ -65,30 +66,6 @@ static int zoo_line(const char *dir, const char *name, struct zoo_line *out)
 	}
 	fclose(f);
 	return found ? 0 : -ENOENT;
-}
-
-static void *read_exact(const char *dir, const char *name, size_t want)
-{
-	char path[512];
-	void *buf = malloc(want ? want : 1);
-	size_t got = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "rb");
-	if (f && buf) {
-		got = fread(buf, 1, want, f);
-		if (fgetc(f) != EOF)
-			got = 0;
-	}
-	if (f)
-		fclose(f);
-	if (got != want) {
-		fprintf(stderr, "# %s: not %zu bytes\n", path, want);
-		free(buf);
-		return NULL;
-	}
-	return buf;
 }
 
 /* The CRC-32 field of a 3.0 file (header offset 40) and its size. */
@@ -182,9 +159,9 @@ TEST_F_TIMEOUT(zoo, every_slice_bit_exact, ZOO_TIMEOUT_S)
 		       variant->name);
 	ASSERT_LE(2, batch);
 	snprintf(name, sizeof(name), "%s-%ux%u.in", l.name, l.h, l.w);
-	self->in = read_exact(dir, name, 3 * l.in_bytes);
+	self->in = read_file_exact(dir, name, 3 * l.in_bytes);
 	snprintf(name, sizeof(name), "%s-%ux%u.expected", l.name, l.h, l.w);
-	self->expected = read_exact(dir, name, 3 * l.out_bytes);
+	self->expected = read_file_exact(dir, name, 3 * l.out_bytes);
 	ASSERT_TRUE(self->in && self->expected);
 
 	/* the file the host's references are for, byte for byte (its CRC-32 and size) */
