@@ -84,7 +84,25 @@ EXPORT int hr_open(const char *path, void **hp, char *msg, size_t len)
 		free(h);
 		return ret;
 	}
-	net_shapes(rkaccel_model_desc(h->m), h->t);
+	/* the executor's tensor table holds a chain of a 1.x/2.x file's length */
+	if (rkaccel_model_desc(h->m)->num_layers > RKACCEL_MODEL_MAX_LAYERS) {
+		snprintf(msg, len, "%s: %u layers: the host executor runs at most %u", path,
+			 rkaccel_model_desc(h->m)->num_layers, RKACCEL_MODEL_MAX_LAYERS);
+		ret = -E2BIG;
+	} else {
+		struct net_links k;
+
+		ret = net_links_of(h->m, rkaccel_model_desc(h->m)->num_layers, &k);
+		if (!ret) {
+			net_shapes_links(rkaccel_model_desc(h->m), &k, h->t);
+			net_links_free(&k);
+		}
+	}
+	if (ret) {
+		rkaccel_model_free(h->m);
+		free(h);
+		return ret;
+	}
 	*hp = h;
 	return 0;
 }
