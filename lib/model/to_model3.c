@@ -4,7 +4,7 @@
  * from_model3.c, for the graphs whose NPU part the layers can express (one
  * int8 input and one output; each layer reads any earlier tensor; a
  * residual add only into a convolution's int32 accumulator; concats along
- * channels that the producers can write in place). A graph that is a chain
+ * channels, written in place by the producers or by a copy layer). A graph that is a chain
  * gives a chain (a 1.x/2.x model); the others carry their links
  * (model_links.h). Anything else is refused with the node and the reason,
  * never lowered to a different model. The batch stays the graph's: the
@@ -27,12 +27,14 @@
 
 struct lower {
 	const struct rkaccel_graph_desc *g;
-	/* arrays of num_nodes entries (a node makes at most one layer) */
+	/* arrays of num_nodes + edges entries (a node's layer, a concat input's copy) */
 	struct rkaccel_layer_desc *layers;
 	uint32_t *layer_node;		/* node that names layer i */
 	struct model_io *io;
 	uint8_t *in_concat;		/* chain tensor already written into a concat */
 	uint32_t *cat, num_cat;		/* concat inputs, all concats */
+	void **owned;			/* copy layers' weights, until the model copies them */
+	uint32_t num_owned;
 	uint32_t n;			/* layers so far */
 	uint32_t cur;			/* graph tensor the layer being made reads */
 	uint32_t last;			/* graph tensor of the last layer */
@@ -220,10 +222,47 @@ static int add_into(struct lower *lw, uint32_t node, struct rkaccel_layer_desc *
 }
 
 /*
+ * A copy of graph tensor @t into a concat of @node: a depthwise 1x1 layer
+ * with weight 1 and no bias. The format quantizes a concat's inputs as the
+ * concat, so the requantization multiplies by exactly 1 and the copy is
+ * exact. Used where no layer can write @t in place: @t is the graph input,
+ * or it is written into another concat already.
+ */
+static int copy_layer(struct lower *lw, uint32_t node, uint32_t t, uint32_t *ct)
+{
+	const struct rkaccel_graph_tensor *o = tensor(lw, lw->g->nodes[node].output);
+	uint32_t c = channels_of(lw, t);
+	struct rkaccel_layer_desc *l;
+	int32_t *bias;
+	int8_t *ones;
+
+	if (lw->n == RKACCEL_MODEL_MAX_MEM_LAYERS)
+		return refuse(lw, node, "more than %u layers: the limit of a model in memory",
+			      RKACCEL_MODEL_MAX_MEM_LAYERS);
+	bias = calloc(c, sizeof(*bias) + sizeof(*ones));
+	if (!bias)
+		return model_bad(lw->msg, lw->msg_len, "out of memory");
+	lw->owned[lw->num_owned++] = bias;
+	ones = (int8_t *)(bias + c);
+	memset(ones, 1, c);
+	lw->cur = t;
+	l = new_layer(lw, node);
+	l->op = RKACCEL_OP_DWCONV;
+	l->kernel_h = l->kernel_w = l->stride = 1;
+	l->weights = ones;
+	l->bias = bias;
+	l->out_features = c;
+	l->out_scale = o->scale;
+	l->out_zero_point = o->zero_point;
+	*ct = ++lw->n;		/* readers of @t other than the concat keep the original */
+	return 0;
+}
+
+/*
  * A concat along channels as a layer without tasks: its producers write
- * into its tensor at their channel offsets, so each input is a tensor a
- * layer computes, written into no other concat, and every input but the
- * last fills whole groups of 32 channels (the DPU writes 32 at a time).
+ * into its tensor at their channel offsets, and every input but the last
+ * fills whole groups of 32 channels (the DPU writes 32 at a time). An
+ * input no layer can write in place goes through a copy layer.
  * The format quantizes every input as the concat (rkaccel_graph_validate()):
  * each producer's output conversion writes the concat's scale directly.
  */
@@ -233,34 +272,34 @@ static int concat_layer(struct lower *lw, uint32_t node)
 	const struct rkaccel_graph_tensor *o = tensor(lw, n->output);
 	struct rkaccel_layer_desc *l;
 	uint32_t off = 0;
+	int ret;
 
 	if (o->n_dims != 4 || n->axis != 3)
 		return refuse(lw, node, "axis %u of %u dimensions: only channels of NHWC tensors are concatenated",
 			      n->axis, o->n_dims);
 	if (o->type != RKACCEL_DTYPE_INT8)
 		return refuse(lw, node, "output type %u: a concat gives int8", o->type);
-	if (lw->n == RKACCEL_MODEL_MAX_MEM_LAYERS)
-		return refuse(lw, node, "more than %u layers: the limit of a model in memory",
-			      RKACCEL_MODEL_MAX_MEM_LAYERS);
 	for (uint32_t k = 0; k < n->num_inputs; k++) {
 		uint32_t t = n->inputs[k], ct = lw->chain[t], c = channels_of(lw, t);
 
 		if (ct == NONE)
 			return refuse(lw, node, "input '%s' is no tensor a layer computes",
 				      tensor(lw, t)->name);
-		if (!ct)
-			return refuse(lw, node, "input '%s' is the graph input, which no layer writes in place (a copy task is not written yet)",
-				      tensor(lw, t)->name);
-		if (lw->in_concat[ct])
-			return refuse(lw, node, "input '%s' is written into a concat already: one tensor has one place (a copy task is not written yet)",
-				      tensor(lw, t)->name);
 		if (k + 1 < n->num_inputs && c % CONCAT_GROUP)
-			return refuse(lw, node, "input '%s' has %u channels at offset %u: every input but the last needs a multiple of %u, the channels the DPU writes at once (a copy task is not written yet)",
+			return refuse(lw, node, "input '%s' has %u channels at offset %u: every input but the last needs a multiple of %u, the channels the DPU writes at once",
 				      tensor(lw, t)->name, c, off, CONCAT_GROUP);
+		if (!ct || lw->in_concat[ct]) {
+			ret = copy_layer(lw, node, t, &ct);
+			if (ret)
+				return ret;
+		}
 		lw->in_concat[ct] = 1;
 		lw->cat[lw->num_cat + k] = ct;
 		off += c;
 	}
+	if (lw->n == RKACCEL_MODEL_MAX_MEM_LAYERS)
+		return refuse(lw, node, "more than %u layers: the limit of a model in memory",
+			      RKACCEL_MODEL_MAX_MEM_LAYERS);
 	l = &lw->layers[lw->n];
 	*l = (struct rkaccel_layer_desc){
 		.op = RKACCEL_OP_CONCAT, .in_features = off, .in_scale = o->scale,
@@ -460,19 +499,21 @@ static int lower_all(struct lower *lw, struct rkaccel_model **model)
 static int lower_alloc(struct lower *lw)
 {
 	const struct rkaccel_graph_desc *g = lw->g;
-	size_t nodes = g->num_nodes, edges = 0;
+	size_t nodes = g->num_nodes, edges = 0, layers;
 
 	for (uint32_t i = 0; i < g->num_nodes; i++)
 		edges += g->nodes[i].num_inputs;
-	lw->layers = calloc(nodes, sizeof(*lw->layers));
-	lw->layer_node = calloc(nodes, sizeof(*lw->layer_node));
-	lw->io = calloc(nodes, sizeof(*lw->io));
-	lw->in_concat = calloc(nodes + 1, 1);
+	layers = nodes + edges;	/* a node makes one layer, a concat input one copy */
+	lw->layers = calloc(layers, sizeof(*lw->layers));
+	lw->layer_node = calloc(layers, sizeof(*lw->layer_node));
+	lw->io = calloc(layers, sizeof(*lw->io));
+	lw->in_concat = calloc(layers + 1, 1);
 	lw->cat = calloc(edges, sizeof(*lw->cat));
+	lw->owned = calloc(edges, sizeof(*lw->owned));
 	lw->chain = malloc(g->num_tensors * sizeof(*lw->chain));
 	lw->pending = malloc(g->num_tensors * sizeof(*lw->pending));
 	if (!lw->layers || !lw->layer_node || !lw->io || !lw->in_concat || !lw->cat ||
-	    !lw->chain || !lw->pending)
+	    !lw->owned || !lw->chain || !lw->pending)
 		return -ENOMEM;
 	memset(lw->chain, 0xff, g->num_tensors * sizeof(*lw->chain));
 	memset(lw->pending, 0xff, g->num_tensors * sizeof(*lw->pending));
@@ -486,6 +527,9 @@ static void lower_free(struct lower *lw)
 	free(lw->io);
 	free(lw->in_concat);
 	free(lw->cat);
+	for (uint32_t i = 0; i < lw->num_owned; i++)
+		free(lw->owned[i]);
+	free(lw->owned);
 	free(lw->chain);
 	free(lw->pending);
 }
