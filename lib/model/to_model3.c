@@ -158,11 +158,22 @@ static int conv_layer(struct lower *lw, uint32_t node, struct rkaccel_layer_desc
 			      n->act == RKACCEL_ACT_CLIP ? "clip" : "leaky");
 	hwc(in, &h, &w, &c);
 	if (n->op == RKACCEL_GOP_FC) {
-		/* the chain's FC is per pixel: it matches a flattening FC on one pixel */
-		if (h * w != 1)
-			return refuse(lw, node, "fc flattens %ux%ux%u: the chain's fc works per pixel",
-				      h, w, c);
+		/*
+		 * The chain's FC is per pixel: it is a flattening FC on one pixel.
+		 * Over an HxW map, the FC is the unpadded HxW convolution: its
+		 * weights [out][K], K flattened NHWC, are [out][ky][kx][in].
+		 */
 		l->op = RKACCEL_OP_FC;
+		if (h * w != 1) {
+			if (h > 11 || w > 11)
+				return refuse(lw, node,
+					      "fc flattens %ux%ux%u: as a convolution its %ux%u kernel exceeds 11x11",
+					      h, w, c, h, w);
+			l->op = RKACCEL_OP_CONV;
+			l->kernel_h = h;
+			l->kernel_w = w;
+			l->stride = 1;
+		}
 	} else if (n->op == RKACCEL_GOP_CONV && is_1x1(n)) {
 		l->op = RKACCEL_OP_FC;	/* the chain's 1x1 op, read as one column */
 	} else {
