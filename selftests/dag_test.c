@@ -279,6 +279,51 @@ static void build_copies(struct gb *b)
 	gb_finish(b, gb_head(b, c2, 10));
 }
 
+/* A grouped convolution of @g groups: gb_conv's node made grouped. */
+static uint32_t gb_groupconv(struct gb *b, const char *name, uint32_t in, uint32_t k,
+			     uint32_t p, uint32_t c, uint32_t g, bool relu)
+{
+	uint32_t out = gb_conv(b, name, in, k, 1, p, c, false, relu, false);
+
+	b->n[b->nn - 1].op = RKACCEL_GOP_GROUPCONV;
+	b->n[b->nn - 1].groups = g;	/* the weights' first c x k x k x in/g bytes */
+	return out;
+}
+
+/* A k x k / s max pool without padding in ceil mode. */
+static uint32_t gb_maxpool_ceil(struct gb *b, const char *name, uint32_t in, uint32_t k,
+				uint32_t s)
+{
+	const struct rkaccel_graph_tensor *t = gb_t(b, in);
+	uint32_t h = (t->dims[1] - k + s - 1) / s + 1, w = (t->dims[2] - k + s - 1) / s + 1;
+	uint32_t out = gb_tensor(b, name, RKACCEL_DTYPE_INT8, h, w, t->dims[3], t->scale,
+				 t->zero_point);
+	struct rkaccel_graph_node *n = gb_node(b, RKACCEL_GOP_MAXPOOL, out, 1, &in);
+
+	gb_window(n, k, s, 0);
+	n->flags = RKACCEL_NODE_CEIL_MODE;
+	return out;
+}
+
+/*
+ * Grouped convolutions (3x3 in 4 groups, 1x1 in 2) and a max pool in ceil
+ * mode over a linear tensor (values below its zero point: the windows cut
+ * by the end must skip, not pad), joined by a concat.
+ */
+static void build_grouped(struct gb *b)
+{
+	uint32_t x, g1, mp, g2, in[2];
+
+	gb_init(b, 31, 10, 10, 16);
+	x = gb_conv(b, "stem", b->in.tensor, 3, 1, 1, 32, false, true, false);
+	g1 = gb_groupconv(b, "g1", x, 3, 1, 32, 4, false);
+	mp = gb_maxpool_ceil(b, "pool_ceil", g1, 3, 2);	/* 10x10 -> 5x5, floor 4x4 */
+	g2 = gb_groupconv(b, "g2", mp, 1, 0, 32, 2, true);
+	in[0] = mp;
+	in[1] = g2;
+	gb_finish(b, gb_head(b, gb_concat(b, "cat", 2, in, mp), 10));
+}
+
 /* 30 layers: a MobileNet-v1-like chain at 32x32 (stem, 13 dw/pw pairs, pool, fc, fc). */
 static const char mobilenet30[] =
 	"input 32x32x3\n"
@@ -341,6 +386,8 @@ static int lowered(int which, struct rkaccel_model **m, char *msg, size_t len)
 		build_fire(b, which == 1);
 	else if (which == 7)
 		build_copies(b);
+	else if (which == 8)
+		build_grouped(b);
 	else
 		build_dense(b, which == 2);
 	ret = rkaccel_graph_to_model(&b->d, m, msg, len);
@@ -350,7 +397,8 @@ static int lowered(int which, struct rkaccel_model **m, char *msg, size_t len)
 }
 
 static const char *const net_names[] = { "resnet_down", "fire", "dense", "mobilenet30",
-					 "fire_out", "dense_out", "resnet_onnx_order", "copies" };
+					 "fire_out", "dense_out", "resnet_onnx_order", "copies",
+					 "grouped" };
 
 /* Bytes of one region per tensor between input and output: what lifetimes save. */
 static size_t naive_internal(const struct rkaccel_model *m)
@@ -413,6 +461,8 @@ FIXTURE_VARIANT_ADD(dag, resnet_onnx_order) {
 /* stem, copy of data, c1, y, copy of x, c2, pool, logits */
 FIXTURE_VARIANT_ADD(dag, copies) {
 	.which = 7, .min_layers = 8, .branches = true, .concat = true };
+/* stem, g1, pool_ceil, g2, cat, pool, logits */
+FIXTURE_VARIANT_ADD(dag, grouped) { .which = 8, .min_layers = 7, .concat = true };
 
 FIXTURE_SETUP(dag)
 {
@@ -544,25 +594,27 @@ TEST_F(dag, runs_bit_exact)
 }
 
 /*
- * The copy layers are the graph: the lowered model's reference (what the
- * NPU is held to above) equals the graph's own reference, byte for byte.
+ * What the lowering makes of the graph (copy layers, block-diagonal groups,
+ * ceil mode as padding) is the graph: the lowered model's reference (what
+ * the NPU is held to above) equals graph_ref.h's, byte for byte.
  */
-TEST(copies_keep_the_graph)
+static void keeps_the_graph(struct __test_metadata *_metadata, void (*build)(struct gb *),
+			    uint32_t op, uint32_t want_op)
 {
 	struct rkaccel_model *m = NULL;
 	struct gb *b = malloc(sizeof(*b));
 	uint8_t *out = NULL, *ref = NULL;
 	int8_t *in = NULL;
 	size_t in_len, out_len, i;
-	uint32_t copies = 0;
+	uint32_t count = 0;
 	char msg[512];
 
 	ASSERT_NE(NULL, b);
-	build_copies(b);
+	build(b);
 	ASSERT_EQ(0, rkaccel_graph_to_model(&b->d, &m, msg, sizeof(msg))) TH_LOG("%s", msg);
 	for (i = 0; i < rkaccel_model_desc(m)->num_layers; i++)
-		copies += rkaccel_model_desc(m)->layers[i].op == RKACCEL_OP_DWCONV;
-	EXPECT_EQ(2, copies);
+		count += rkaccel_model_desc(m)->layers[i].op == op;
+	EXPECT_EQ(want_op, count);
 	in_len = gref_bytes(&b->d.tensors[b->in.tensor]);
 	out_len = gref_bytes(&b->d.tensors[b->out]);
 	in = malloc(in_len);
@@ -582,6 +634,18 @@ TEST(copies_keep_the_graph)
 	rkaccel_model_free(m);
 	gb_free(b);
 	free(b);
+}
+
+/* Two copy layers (depthwise 1x1). */
+TEST(copies_keep_the_graph)
+{
+	keeps_the_graph(_metadata, build_copies, RKACCEL_OP_DWCONV, 2);
+}
+
+/* The 3x3 and the 1x1 of the groups as convolutions, the ceil-mode pool. */
+TEST(groups_and_ceil_mode_keep_the_graph)
+{
+	keeps_the_graph(_metadata, build_grouped, RKACCEL_OP_MAXPOOL, 1);
 }
 
 /* A concat input of channels not a multiple of 32: refused by node and reason. */

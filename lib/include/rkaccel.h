@@ -537,8 +537,9 @@ int rkaccel_graph_from_model(const struct rkaccel_model_desc *desc,
  * rkaccel_program_compile_model(). A pool's weight_scale is 1.0. An MLP
  * (every layer FC, width 1) gets height and width 0. Stores a model that
  * owns its arrays in *@model. Returns 0, -ENOMEM, or -EINVAL with a message
- * naming the node and the reason, e.g. "node 'g' (groupconv): not compiled
- * yet: the chain compiler has no grouped convolution (issue 26)".
+ * naming the node and the reason, e.g. "node 'p' (avgpool): not compiled
+ * yet: average pooling in ceil mode: the datapath divides a window cut by
+ * the end by the whole window".
  */
 int rkaccel_graph_to_model(const struct rkaccel_graph_desc *desc, struct rkaccel_model **model,
 			   char *msg, size_t msg_len);

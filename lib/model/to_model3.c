@@ -33,7 +33,7 @@ struct lower {
 	struct model_io *io;
 	uint8_t *in_concat;		/* chain tensor already written into a concat */
 	uint32_t *cat, num_cat;		/* concat inputs, all concats */
-	void **owned;			/* copy layers' weights, until the model copies them */
+	void **owned;			/* weights made here (copies, groups), until the model copies them */
 	uint32_t num_owned;
 	uint32_t n;			/* layers so far */
 	uint32_t cur;			/* graph tensor the layer being made reads */
@@ -145,7 +145,32 @@ static bool is_1x1(const struct rkaccel_graph_node *n)
 	       !n->pad_top && !n->pad_left && !n->pad_bottom && !n->pad_right;
 }
 
-/* A convolution or FC node. */
+/*
+ * A grouped convolution as one convolution over all the input channels,
+ * its weights block-diagonal: output channel o of group k has group k's
+ * weights at input channels k * in/groups on and zeros elsewhere. Exact
+ * (a zero weight adds nothing to the int32 sum) at groups times the MACs
+ * and weight bytes of per-group convolutions: the array has no groups.
+ */
+static int expand_groups(struct lower *lw, uint32_t node, struct rkaccel_layer_desc *l)
+{
+	const struct rkaccel_graph_node *n = &lw->g->nodes[node];
+	uint32_t cin = channels_of(lw, n->inputs[0]), cout = channels_of(lw, n->output);
+	uint32_t ig = cin / n->groups, og = cout / n->groups, taps = n->kernel_h * n->kernel_w;
+	int8_t *w = calloc((size_t)cout * taps, cin);
+
+	if (!w)
+		return model_bad(lw->msg, lw->msg_len, "out of memory");
+	lw->owned[lw->num_owned++] = w;
+	for (size_t o = 0; o < cout; o++)
+		for (size_t t = 0; t < taps; t++)
+			memcpy(w + (o * taps + t) * cin + o / og * ig,
+			       n->weights + (o * taps + t) * ig, ig);
+	l->weights = w;
+	return 0;
+}
+
+/* A convolution, grouped convolution or FC node. */
 static int conv_layer(struct lower *lw, uint32_t node, struct rkaccel_layer_desc *l)
 {
 	const struct rkaccel_graph_node *n = &lw->g->nodes[node];
@@ -174,10 +199,10 @@ static int conv_layer(struct lower *lw, uint32_t node, struct rkaccel_layer_desc
 			l->kernel_w = w;
 			l->stride = 1;
 		}
-	} else if (n->op == RKACCEL_GOP_CONV && is_1x1(n)) {
+	} else if (n->op != RKACCEL_GOP_DWCONV && is_1x1(n)) {
 		l->op = RKACCEL_OP_FC;	/* the chain's 1x1 op, read as one column */
 	} else {
-		l->op = n->op == RKACCEL_GOP_CONV ? RKACCEL_OP_CONV : RKACCEL_OP_DWCONV;
+		l->op = n->op == RKACCEL_GOP_DWCONV ? RKACCEL_OP_DWCONV : RKACCEL_OP_CONV;
 		ret = window(lw, node, l);
 		if (ret)
 			return ret;
@@ -187,15 +212,33 @@ static int conv_layer(struct lower *lw, uint32_t node, struct rkaccel_layer_desc
 	l->weights = n->weights;
 	l->bias = n->bias;
 	l->weight_scales = n->weight_scales;
+	return n->op == RKACCEL_GOP_GROUPCONV ? expand_groups(lw, node, l) : 0;
+}
+
+/*
+ * A max pool in ceil mode: its windows cut by the input's end are more
+ * padding at the bottom and right, which the max skips as it skips any
+ * padding. The graph's output tensor has the ceil-mode size already.
+ */
+static int ceil_pads(struct lower *lw, uint32_t node, struct rkaccel_layer_desc *l)
+{
+	const struct rkaccel_graph_node *n = &lw->g->nodes[node];
+	uint32_t h = 1, w = 1, c, oh = 1, ow = 1;
+
+	hwc(tensor(lw, n->inputs[0]), &h, &w, &c);
+	hwc(tensor(lw, n->output), &oh, &ow, &c);
+	while ((w + l->pad_left + l->pad_right - l->kernel_w) / l->stride + 1 < ow)
+		l->pad_right++;
+	while ((h + l->pad_top + l->pad_bottom - l->kernel_h) / l->stride + 1 < oh)
+		l->pad_bottom++;
 	return 0;
 }
 
 static int pool_layer(struct lower *lw, uint32_t node, struct rkaccel_layer_desc *l)
 {
 	const struct rkaccel_graph_node *n = &lw->g->nodes[node];
+	int ret;
 
-	if (n->flags & RKACCEL_NODE_CEIL_MODE)
-		return refuse(lw, node, "ceil mode: the chain's pools round down");
 	if (n->op == RKACCEL_GOP_GLOBAL_AVGPOOL) {
 		l->op = RKACCEL_OP_AVGPOOL;
 		return 0;
@@ -204,7 +247,12 @@ static int pool_layer(struct lower *lw, uint32_t node, struct rkaccel_layer_desc
 	    (n->pad_top || n->pad_left || n->pad_bottom || n->pad_right))
 		return refuse(lw, node, "padding left out of the count: the chain divides by the whole window");
 	l->op = n->op == RKACCEL_GOP_MAXPOOL ? RKACCEL_OP_MAXPOOL : RKACCEL_OP_AVGPOOL;
-	return window(lw, node, l);
+	ret = window(lw, node, l);
+	if (ret || !(n->flags & RKACCEL_NODE_CEIL_MODE))
+		return ret;
+	if (n->op != RKACCEL_GOP_MAXPOOL)
+		return refuse(lw, node, "average pooling in ceil mode: the datapath divides a window cut by the end by the whole window");
+	return ceil_pads(lw, node, l);
 }
 
 /* The ADD of a convolution's int32 accumulator: the flag ADD on that layer. */
@@ -337,8 +385,6 @@ static int lower_node(struct lower *lw, uint32_t *i)
 	switch (n->op) {
 	case RKACCEL_GOP_CONCAT:
 		return concat_layer(lw, *i);
-	case RKACCEL_GOP_GROUPCONV:
-		return refuse(lw, *i, "the chain compiler has no grouped convolution (issue 26)");
 	case RKACCEL_GOP_SOFTMAX:
 	case RKACCEL_GOP_DEQUANTIZE:
 		return refuse(lw, *i, "CPU ops are not run yet (issue 26)");
@@ -464,6 +510,29 @@ static bool is_chain(const struct lower *lw)
 	return true;
 }
 
+/*
+ * Every tensor a layer writes has the graph's shape: a lowering that
+ * changed a window (ceil mode's padding, an FC as a convolution) must
+ * give the pixels the graph's consumers and outputs expect.
+ */
+static int check_shapes(struct lower *lw, const struct rkaccel_model *m)
+{
+	for (uint32_t t = 0; t < lw->g->num_tensors; t++) {
+		struct rkaccel_tensor_shape s = { 0 };
+		uint32_t h = 1, w = 1, c = 0;
+
+		if (lw->chain[t] == NONE || !lw->chain[t])
+			continue;
+		hwc(tensor(lw, t), &h, &w, &c);
+		if (rkaccel_model_shape(m, lw->chain[t], &s) ||
+		    s.height != h || s.width != w || s.channels != c)
+			return refuse(lw, lw->layer_node[lw->chain[t] - 1],
+				      "'%s' lowers to %ux%ux%u, the graph has %ux%ux%u",
+				      tensor(lw, t)->name, s.height, s.width, s.channels, h, w, c);
+	}
+	return 0;
+}
+
 static int lower_all(struct lower *lw, struct rkaccel_model **model)
 {
 	const struct rkaccel_graph_desc *g = lw->g;
@@ -504,7 +573,12 @@ static int lower_all(struct lower *lw, struct rkaccel_model **model)
 			       sizeof(why));
 	if (ret)
 		return model_bad(lw->msg, lw->msg_len, "%s", ret == -ENOMEM ? "out of memory" : why);
-	return 0;
+	ret = check_shapes(lw, *model);
+	if (ret) {
+		rkaccel_model_free(*model);
+		*model = NULL;
+	}
+	return ret;
 }
 
 static int lower_alloc(struct lower *lw)
@@ -520,7 +594,7 @@ static int lower_alloc(struct lower *lw)
 	lw->io = calloc(layers, sizeof(*lw->io));
 	lw->in_concat = calloc(layers + 1, 1);
 	lw->cat = calloc(edges, sizeof(*lw->cat));
-	lw->owned = calloc(edges, sizeof(*lw->owned));
+	lw->owned = calloc(edges + nodes, sizeof(*lw->owned));
 	lw->chain = malloc(g->num_tensors * sizeof(*lw->chain));
 	lw->pending = malloc(g->num_tensors * sizeof(*lw->pending));
 	if (!lw->layers || !lw->layer_node || !lw->io || !lw->in_concat || !lw->cat ||
