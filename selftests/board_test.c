@@ -460,8 +460,9 @@ TEST_F(board, devfreq_follows_load)
 
 	ASSERT_EQ(0, rkt_syncobj_create(self->fd, &out));
 	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 1000000));
-	ASSERT_EQ(0, submit_jobs(self->fd, &self->q, 15, 100, out));
-	for (ms = 0; ms < 1500 && busy_peak != max; ms += 20) {
+	/* 4 s of work: the governor's windows see it busy on a loaded host too */
+	ASSERT_EQ(0, submit_jobs(self->fd, &self->q, 40, 100, out));
+	for (ms = 0; ms < 6000 && busy_peak != max; ms += 20) {
 		usleep(20000);
 		busy_peak = devfreq_u64(dir, "cur_freq");
 	}
