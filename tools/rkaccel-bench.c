@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <xf86drm.h>
 
@@ -664,7 +665,8 @@ static const char *const bench_nets[] = {
 
 struct net {
 	const char *name;
-	struct rkaccel_ctx *one, *many;	/* batch 1 on core 0; batch 3 on any core */
+	/* two copies each (weights shared): batch 1 on core 0, batch 3 on any core */
+	struct rkaccel_ctx *one[2], *many[2];
 	uint64_t macs;			/* one image's, of the operations */
 	double tasks, regcmd_bytes, weight_bytes;
 };
@@ -690,12 +692,17 @@ static int net_setup(struct bench *b, struct net *n)
 		n->tasks = rkaccel_program_tasks(prog);
 		n->regcmd_bytes = (double)rkaccel_program_size(prog, RKACCEL_BUF_REGCMD);
 		n->weight_bytes = (double)rkaccel_program_size(prog, RKACCEL_BUF_WEIGHTS);
-		ret = rkaccel_ctx_create(b->dev, model, 1, &n->one);
+		ret = rkaccel_ctx_create(b->dev, model, 1, &n->one[0]);
 	}
 	if (!ret)
-		ret = rkaccel_ctx_dup(n->one, &n->many);
+		ret = rkaccel_ctx_dup(n->one[0], &n->one[1]);
 	if (!ret)
-		ret = rkaccel_ctx_set_batch(n->many, NET_BATCH);
+		ret = rkaccel_ctx_set_core_mask(n->one[1], 1);
+	for (unsigned int i = 0; i < 2 && !ret; i++) {
+		ret = rkaccel_ctx_dup(n->one[0], &n->many[i]);
+		if (!ret)
+			ret = rkaccel_ctx_set_batch(n->many[i], NET_BATCH);
+	}
 	if (ret)
 		fprintf(stderr, PROG ": %s: %s%s%s\n", n->name, msg, *msg ? ": " : "",
 			rkaccel_strerror(ret));
@@ -723,6 +730,61 @@ static int net_runs(const struct bench *b, struct rkaccel_ctx *ctx, unsigned int
 	return ret;
 }
 
+/* Wait for and close @fence (a run's sync_file), -1 is none. */
+static int fence_end(struct rkaccel_ctx *ctx, int *fence)
+{
+	int ret = 0;
+
+	if (*fence < 0)
+		return 0;
+	ret = rkaccel_ctx_wait(ctx, -1);
+	close(*fence);
+	*fence = -1;
+	return ret;
+}
+
+/*
+ * Depth-2 pipeline of native runs over @slot[0] and @slot[1] (copies of one
+ * context, no layout conversion: the inputs are not looked at in
+ * timing-only mode): images per second and busy cores in the steady state,
+ * from the end of the first run to the end of run 1 + @iters.
+ */
+static int native_pipe(const struct bench *b, struct rkaccel_ctx *const slot[2],
+		       unsigned int iters, double *per_s, double *busy)
+{
+	int fence[2] = { -1, -1 }, fd = rkaccel_fd(b->dev), ret = 0;
+	uint64_t t0 = 0, t1 = 0, busy0 = 0, busy1 = 0;
+	unsigned int done = 0, k = 0;
+
+	for (unsigned int i = 0; i < 2 && !ret; i++)
+		ret = rkaccel_ctx_run_async(slot[i], -1, &fence[i]);
+	while (!ret && done < 1 + iters) {
+		ret = fence_end(slot[k], &fence[k]);
+		if (ret)
+			break;
+		if (++done == 1) {
+			t0 = now_ns();
+			busy0 = busy_ns(fd, b->info.num_cores);
+		} else if (done == 1 + iters) {
+			t1 = now_ns();
+			busy1 = busy_ns(fd, b->info.num_cores);
+			break;
+		}
+		ret = rkaccel_ctx_run_async(slot[k], -1, &fence[k]);
+		k ^= 1;
+	}
+	for (unsigned int i = 0; i < 2; i++) {
+		int end = fence_end(slot[i], &fence[i]);
+
+		ret = ret ? ret : end;
+	}
+	if (!ret) {
+		*per_s = (double)rkaccel_ctx_batch(slot[0]) * iters * 1e9 / (double)(t1 - t0);
+		*busy = (double)(busy1 - busy0) / (double)(t1 - t0);
+	}
+	return ret;
+}
+
 /*
  * One round of network @n, each figure between two measurements of batch 1
  * on core 0 (as the scaling figures): batch 1 and batch 3 pipelined
@@ -737,23 +799,27 @@ static int net_round(struct bench *b, const struct net *n)
 	double t1a, u1a, t3, u3, t1b, u1b, w1, d1, w3, d3, w200, d200 = 0, ns;
 	int ret;
 
-	ret = pipe_throughput(b, n->one, iters, &t1a, &u1a);
-	if (!ret)
-		ret = pipe_throughput(b, n->many, iters, &t3, &u3);
-	if (!ret)
-		ret = pipe_throughput(b, n->one, iters, &t1b, &u1b);
-	if (!ret)
-		ret = net_runs(b, n->one, 1, &w1, &d1);
-	if (!ret)
-		ret = net_runs(b, n->many, 1, &w3, &d3);
+	const char *step = "batch 1, pipelined";
+
+	ret = native_pipe(b, n->one, iters, &t1a, &u1a);
+	if (!ret && (step = "batch 3, pipelined"))
+		ret = native_pipe(b, n->many, iters, &t3, &u3);
+	if (!ret && (step = "batch 1 again, pipelined"))
+		ret = native_pipe(b, n->one, iters, &t1b, &u1b);
+	if (!ret && (step = "batch 1, synchronous"))
+		ret = net_runs(b, n->one[0], 1, &w1, &d1);
+	if (!ret && (step = "batch 3, synchronous"))
+		ret = net_runs(b, n->many[0], 1, &w3, &d3);
 	/* at the 200 MHz the device tree boots with (Mesa's rocket measures there) */
-	if (!ret && b->sim) {
+	if (!ret && b->sim && (step = "batch 1 at 200 MHz")) {
 		sim_set(b, "sim_clock_mhz", 200);
-		ret = net_runs(b, n->one, 1, &w200, &d200);
+		ret = net_runs(b, n->one[0], 1, &w200, &d200);
 		sim_set(b, "sim_clock_mhz", 1000);
 	}
-	if (ret)
+	if (ret) {
+		fprintf(stderr, PROG ": %s, %s: %s\n", n->name, step, rkaccel_strerror(ret));
 		return ret;
+	}
 	ns = (u1a / t1a + u1b / t1b) / 2 * 1e9 / b->time_scale;
 	figure(b, n->tasks, "net.%s.tasks", n->name);
 	figure(b, n->regcmd_bytes, "net.%s.regcmd_bytes", n->name);
@@ -786,19 +852,23 @@ static int bench_nets_all(struct bench *b)
 		nets[i].name = bench_nets[i];
 		ret = net_setup(b, &nets[i]);
 		/* warm-up: the first run of each context maps and faults */
-		if (!ret)
-			ret = net_runs(b, nets[i].one, 1, &w, &d);
-		if (!ret)
-			ret = net_runs(b, nets[i].many, 1, &w, &d);
+		for (unsigned int k = 0; k < 2 && !ret; k++) {
+			ret = net_runs(b, nets[i].one[k], 1, &w, &d);
+			if (!ret)
+				ret = net_runs(b, nets[i].many[k], 1, &w, &d);
+		}
 	}
 	for (unsigned int r = 0; r < b->rounds && !ret; r++) {
 		for (unsigned int i = 0; i < NETS && !ret; i++)
 			ret = net_round(b, &nets[i]);
-		fprintf(stderr, PROG ": round %u of %u done\n", r + 1, b->rounds);
+		if (!ret)
+			fprintf(stderr, PROG ": round %u of %u done\n", r + 1, b->rounds);
 	}
 	for (unsigned int i = 0; i < NETS; i++) {
-		rkaccel_ctx_destroy(nets[i].many);
-		rkaccel_ctx_destroy(nets[i].one);
+		for (unsigned int k = 0; k < 2; k++) {
+			rkaccel_ctx_destroy(nets[i].many[k]);
+			rkaccel_ctx_destroy(nets[i].one[k]);
+		}
 	}
 	return ret;
 }
@@ -916,7 +986,8 @@ static void print_nets(const struct bench *b)
 		printf("  %.2f\n", fig(b, "net.%s.ms_200mhz", n)->med);
 	}
 	printf("  (batch 3 / batch 1: images per second of batch 3 on any core against batch 1\n"
-	       "   on core 0, both pipelined, device time stretched %ux; ideal 3)\n"
+	       "   on core 0, both pipelined (depth 2, native runs: no layout conversion),\n"
+	       "   device time stretched %ux; ideal 3)\n"
 	       "  batch 3: %-24s  %-24s  %-24s\n", b->time_scale, "busy cores",
 	       "device time / batch 1's", "synchronous ratio");
 	for (unsigned int i = 0; i < NETS; i++) {
