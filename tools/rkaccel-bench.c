@@ -807,9 +807,9 @@ static int net_round(struct bench *b, const struct net *n)
 	if (!ret && (step = "batch 1 again, pipelined"))
 		ret = native_pipe(b, n->one, iters, &t1b, &u1b);
 	if (!ret && (step = "batch 1, synchronous"))
-		ret = net_runs(b, n->one[0], 1, &w1, &d1);
+		ret = net_runs(b, n->one[0], iters, &w1, &d1);
 	if (!ret && (step = "batch 3, synchronous"))
-		ret = net_runs(b, n->many[0], 1, &w3, &d3);
+		ret = net_runs(b, n->many[0], iters, &w3, &d3);
 	/* at the 200 MHz the device tree boots with (Mesa's rocket measures there) */
 	if (!ret && b->sim && (step = "batch 1 at 200 MHz")) {
 		sim_set(b, "sim_clock_mhz", 200);
