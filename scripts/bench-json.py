@@ -7,9 +7,10 @@ usage: bench-json.py RK3588_LOG RK3576_LOG  (writes the object to stdout)
                                              with its SoC's named figures, each
                                              with its spread)
        bench-json.py --table BENCH_JSON     (the named figures: median [min..max])
-The RK3588 run gives every figure; the RK3576 run adds its rk3576.* ones.
-Every figure is the median of interleaved rounds: <figure>, <figure>.min
-and <figure>.max. The check does not judge timings; a figure whose median
+The RK3588 run gives every figure (its log also holds rkaccel-bench --nets'
+net.<network>.* line: all BENCH-JSON lines of a log are merged); the RK3576
+run adds its rk3576.* ones. Every figure is the median of interleaved
+rounds: <figure>, <figure>.min and <figure>.max. The check does not judge timings; a figure whose median
 is above its ideal (<figure>.over_ideal) is named on stderr as a
 measurement error when merging.
 """
@@ -21,6 +22,13 @@ REQUIRED = ["rk3588.scale.b3", "rk3588.scale.b6", "rk3576.scale.b2", "rk3576.sca
             "rk3588.sync.scale.b3", "rk3576.sync.scale.b2",
             "submit.ratio_to_syncobj", "submit.ratio_to_syncobj.p99",
             "mem.weights_bytes.ctx1", "mem.weights_bytes.ctx3"]
+# rkaccel-bench --nets on RK3588 (make bench, not make check's --quick run)
+NETS = ["mobilenetv1", "mobilenetv2", "resnet18", "resnet50", "squeezenet"]
+NET_FIGURES = ["tasks", "regcmd_bytes", "weight_bytes", "ms_1ghz", "util", "batch3_scale"]
+# reserved: one image split over the three cores (lib/compiler, lib/runtime);
+# printed when a run gives it, not required
+NET_RESERVED = ["multicore.scale"]
+NET_REQUIRED = [f"net.{n}.{f}" for n in NETS for f in NET_FIGURES]
 
 
 def figures(path):
@@ -29,9 +37,17 @@ def figures(path):
                  if l.startswith("BENCH-JSON ")]
     if not lines:
         raise ValueError(f"{path}: no BENCH-JSON line")
-    obj = json.loads(lines[-1])
-    if not isinstance(obj, dict) or not all(isinstance(v, (int, float)) for v in obj.values()):
-        raise ValueError(f"{path}: not an object of numbers")
+    obj = {}
+    for line in lines:
+        one = json.loads(line)
+        if not isinstance(one, dict) or not all(isinstance(v, (int, float))
+                                                for v in one.values()):
+            raise ValueError(f"{path}: not an object of numbers")
+        errors = obj.get("bench.measurement_errors", 0) + one.get("bench.measurement_errors", 0)
+        rounds = min(obj.get("bench.rounds", one["bench.rounds"]), one["bench.rounds"])
+        obj.update(one)
+        obj["bench.measurement_errors"] = errors
+        obj["bench.rounds"] = rounds
     return obj
 
 
@@ -52,7 +68,10 @@ def table(path):
     with open(path) as f:
         obj = json.load(f)
     print(f"named figures, median [min..max] of {obj.get('bench.rounds')} interleaved rounds:")
-    for k in REQUIRED:
+    for k in REQUIRED + NET_REQUIRED + [f"net.{n}.{f}" for n in NETS for f in NET_RESERVED]:
+        if k not in obj:
+            print(f"  {k:30s} {'-':>12s} (not measured)")
+            continue
         note = "  MEASUREMENT ERROR: above its ideal" if obj.get(k + ".over_ideal") else ""
         print(f"  {k:30s} {obj[k]:12.6g} [{obj[k + '.min']:.6g}..{obj[k + '.max']:.6g}]{note}")
     return 0
@@ -75,7 +94,7 @@ def main(argv):
         return 0
     merged = figures(argv[0])
     merged.update({k: v for k, v in figures(argv[1]).items() if k.startswith("rk3576.")})
-    bad = missing(merged, REQUIRED)
+    bad = missing(merged, REQUIRED + NET_REQUIRED)
     if bad:
         raise ValueError("missing figures or spreads: " + ", ".join(bad))
     errors = sorted(k[:-len(".over_ideal")] for k in merged if k.endswith(".over_ideal"))

@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# make bench: rkaccel-bench in the simulated RK3588 and RK3576 (amd64 guests).
+# make bench: rkaccel-bench in the simulated RK3588 and RK3576 (amd64 guests),
+# and on RK3588 rkaccel-bench --nets (the zoo's full-size networks).
 # Prints each run's table, then writes build/bench.json: the RK3588 run's
-# figures plus the rk3576.* figures of the RK3576 run, every figure the
-# median of interleaved rounds with its spread (<figure>.min, <figure>.max),
-# and prints the named figures. Documentation/bench.rst says how noise is
-# kept out.
+# figures (net.* included) plus the rk3576.* figures of the RK3576 run, every
+# figure the median of interleaved rounds with its spread (<figure>.min,
+# <figure>.max), and prints the named figures. Documentation/bench.rst says
+# how noise is kept out.
 # usage: bench.sh [rkaccel-bench arguments, e.g. --quick]
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$top/build}
 logs=$build/logs
-list=$build/bench.list
 mkdir -p "$logs"
-echo "rkaccel-bench $*" > "$list"
 for soc in rk3588 rk3576; do
+	list=$build/bench-$soc.list
+	echo "rkaccel-bench $*" > "$list"
+	# the networks: RK3588's published figures are the reference
+	[ "$soc" = rk3588 ] && echo "rkaccel-bench --nets $*" >> "$list"
 	"$top/scripts/qemu-run.sh" amd64 "$soc" "$list" bench
 done
 python3 "$top/scripts/bench-json.py" "$logs/amd64-rk3588-bench.log" \

@@ -295,7 +295,7 @@ TEST_F(board, unbind_a_core_with_jobs_in_flight)
 	close(pfd.fd);
 	EXPECT_TRUE(info.status == 1 || info.status == -ENODEV) TH_LOG("last fence %d",
 									info.status);
-	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 10000);
+	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, RKT_SIM_TASK_NS_DEFAULT);
 	close(self->fd);
 	self->fd = -1;
 	usleep(100000);
@@ -386,7 +386,7 @@ TEST_F(board, runtime_pm_suspends_and_resumes)
 	if (device_tree())
 		EXPECT_EQ(1, npu_domains_on(self->q.num_cores)) TH_LOG("jobs queued, yet an NPU domain is off");
 	EXPECT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(10000)));
-	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 10000);
+	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, RKT_SIM_TASK_NS_DEFAULT);
 	usleep(300000);
 	for (i = 0; i < self->ncores; i++) {
 		core_attr(self->cores[i], "power/runtime_status", status, sizeof(status));
@@ -469,7 +469,7 @@ TEST_F(board, devfreq_follows_load)
 	EXPECT_EQ(max, busy_peak) TH_LOG("under load the clock stayed at %llu",
 					 (unsigned long long)busy_peak);
 	EXPECT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(30000)));
-	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 10000);
+	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, RKT_SIM_TASK_NS_DEFAULT);
 	EXPECT_EQ(min, devfreq_wait(dir, min, 3000)) TH_LOG("idle again: not back down");
 }
 
@@ -552,7 +552,7 @@ TEST_F(board, system_suspend_with_jobs_queued)
 	write_str("/sys/power/pm_test", "none");
 
 	EXPECT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(30000)));
-	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 10000);
+	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, RKT_SIM_TASK_NS_DEFAULT);
 	EXPECT_EQ(0, rkt_syncobj_status(self->fd, out, &status));
 	EXPECT_EQ(1, status) TH_LOG("the last job's fence after resume");
 	EXPECT_EQ(resets, cores_resets()) TH_LOG("a core was reset");

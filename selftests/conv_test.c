@@ -1096,6 +1096,34 @@ TEST_F(op, mac_time_follows_clock)
 						 (unsigned long long)ns, (unsigned long long)macs);
 }
 
+/*
+ * The array's time pads channels and kernels to its groups (32 x 32;
+ * depthwise 64 channels a cycle) and the DPU takes 8 elements a cycle
+ * (datapath.rst, "Timing model"): at 1 MHz a task lasts at least that many
+ * microseconds, more than its MACs alone would take for 17 or 33 channels.
+ */
+TEST_F(op, array_time_pads_channels)
+{
+	uint32_t kh = variant->kh ? variant->kh : variant->k, per_atom = variant->int32 ? 4 : 16;
+	uint64_t pixels, cycles, dpu, t0, ns;
+
+	ASSERT_EQ(0, op_setup_run(self, variant, 5));
+	pixels = (uint64_t)self->b.out_w * self->b.out_h;
+	cycles = pixels * variant->k * kh *
+		 (variant->dw ? (variant->c + 63) / 64 :
+				(variant->c + 31) / 32 * ((variant->n + 31) / 32));
+	dpu = pixels * ((variant->n + per_atom - 1) / per_atom * per_atom) / 8;
+	if (dpu > cycles)
+		cycles = dpu;
+	ASSERT_EQ(0, rkt_param_write_u64(SIM_COMPUTE_PATH, 0));
+	ASSERT_EQ(0, rkt_param_write_u64(SIM_CLOCK_PATH, 1));
+	t0 = rkt_now_ns();
+	ASSERT_EQ(0, op_exec(self->e.fd, self->e.ctx, &self->b));
+	ns = rkt_now_ns() - t0;
+	EXPECT_LE(cycles * 1000, ns) TH_LOG("job took %llu ns for %llu array or DPU cycles",
+					    (unsigned long long)ns, (unsigned long long)cycles);
+}
+
 /* --- pooling: one PPU task from memory to memory ------------------------------ */
 
 FIXTURE(pool) {

@@ -34,7 +34,7 @@ FIXTURE_SETUP(ctxl)
 
 FIXTURE_TEARDOWN(ctxl)
 {
-	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 10000);
+	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, RKT_SIM_TASK_NS_DEFAULT);
 	rkaccel_ctx_destroy(self->ctx);
 	rkaccel_ctx_destroy(self->one);
 	rkaccel_model_free(self->model);
@@ -147,7 +147,7 @@ TEST_F(ctxl, slices_on_distinct_cores)
 	t0 = rkt_now_ns();
 	ASSERT_EQ(0, run_all(self));
 	wall = rkt_now_ns() - t0;
-	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 10000));
+	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, RKT_SIM_TASK_NS_DEFAULT));
 	for (i = 0; i < n; i++) {
 		ASSERT_EQ(0, rkaccel_ctx_slice_info(self->ctx, i, &core[i], &ns));
 		ASSERT_LT(core[i], n);
@@ -296,7 +296,7 @@ TEST_F_TIMEOUT(ctxl, concurrent_calls_busy, 120)
 	ASSERT_EQ(0, pthread_join(t, NULL));
 	EXPECT_EQ(0, r.ret);
 	EXPECT_EQ(0, memcmp(self->out, cpu, os));
-	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 10000));
+	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, RKT_SIM_TASK_NS_DEFAULT));
 	memset(self->out, 0, os);
 	EXPECT_EQ(0, run_all(self));
 	EXPECT_EQ(0, memcmp(self->out, cpu, os));

@@ -50,7 +50,7 @@ FIXTURE_TEARDOWN(fence)
 	rkt_param_write_u64(MAX_JOB_MS_PATH, MAX_JOB_MS_DEFAULT);
 	rkt_param_write_u64(SIM_HOST_DELAY_PATH, 0);
 	rkt_param_write_u64(SIM_FAIL_ATTACH_PATH, 0);
-	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, self->sim_ns ? self->sim_ns : 10000);
+	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, self->sim_ns);
 	rkaccel_close(self->dev);
 }
 

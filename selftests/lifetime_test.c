@@ -32,7 +32,7 @@ FIXTURE_SETUP(life)
 
 FIXTURE_TEARDOWN(life)
 {
-	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, self->sim_ns ? self->sim_ns : 10000);
+	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, self->sim_ns);
 	rkaccel_close(self->dev);
 }
 

@@ -41,7 +41,7 @@ FIXTURE_SETUP(pipe)
 
 FIXTURE_TEARDOWN(pipe)
 {
-	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 10000);
+	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, RKT_SIM_TASK_NS_DEFAULT);
 	if (self->max_job_ms)
 		rkt_param_write_u64(MAX_JOB_MS_PATH, self->max_job_ms);
 	rkaccel_pipe_destroy(self->pipe);
@@ -257,7 +257,7 @@ TEST_F(pipe, job_error_reported)
 	EXPECT_EQ(0, rkaccel_pipe_pending(self->pipe));
 	EXPECT_EQ(-ENODATA, rkaccel_pipe_pop(self->pipe, out, b * OS, 0));
 	/* The pipe goes on: both slots, the failed one with fresh kernel contexts. */
-	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 10000));
+	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, RKT_SIM_TASK_NS_DEFAULT));
 	ASSERT_EQ(0, rkt_param_write_u64(MAX_JOB_MS_PATH, self->max_job_ms));
 	for (int r = 0; r < 3; r++) {
 		fill_run(in, b, 20 + r);

@@ -25,6 +25,8 @@
 #include "rkaccel_drm.h"
 
 #define RKT_SIM_TASK_NS_PATH	"/sys/module/rkaccel_sim/parameters/sim_task_ns"
+/* sim_task_ns as the module loads (rkaccel_sim_core.c): a test that changes it restores this */
+#define RKT_SIM_TASK_NS_DEFAULT	0
 #define RKT_NSEC_PER_SEC	1000000000ull
 #define RKT_NSEC_PER_MSEC	1000000ull
 

@@ -24,7 +24,7 @@ FIXTURE(sub) {
 	struct drm_rkaccel_task task;	/* its PC start */
 	struct drm_rkaccel_submit_bo bo;	/* the regcmd BO as a job BO */
 	uint32_t out;			/* binary syncobj */
-	uint64_t sim_ns;		/* sim_task_ns to restore, 0 if untouched */
+	uint64_t sim_ns;		/* sim_task_ns to restore, UINT64_MAX if untouched */
 };
 
 FIXTURE_SETUP(sub)
@@ -40,12 +40,12 @@ FIXTURE_SETUP(sub)
 	self->bo.handle = self->cmd.handle;
 	self->bo.flags = 0;
 	ASSERT_EQ(0, rkt_syncobj_create(self->fd, &self->out));
-	self->sim_ns = 0;
+	self->sim_ns = UINT64_MAX;
 }
 
 FIXTURE_TEARDOWN(sub)
 {
-	if (self->sim_ns)
+	if (self->sim_ns != UINT64_MAX)
 		rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, self->sim_ns);
 	rkaccel_close(self->dev);
 }
@@ -56,11 +56,11 @@ static int set_sim_task_ns(FIXTURE_DATA(sub) *self, uint64_t ns)
 	uint64_t old;
 	int ret;
 
-	if (!self->sim_ns) {
+	if (self->sim_ns == UINT64_MAX) {
 		ret = rkt_param_read_u64(RKT_SIM_TASK_NS_PATH, &old);
 		if (ret)
 			return ret;
-		self->sim_ns = old ? old : 10000;
+		self->sim_ns = old;
 	}
 	return rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, ns);
 }

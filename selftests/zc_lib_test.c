@@ -46,7 +46,7 @@ FIXTURE_TEARDOWN(zc)
 {
 	int i;
 
-	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 10000);
+	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, RKT_SIM_TASK_NS_DEFAULT);
 	rkaccel_ctx_destroy(self->ca);
 	rkaccel_ctx_destroy(self->cb);
 	for (i = 0; i < 4; i++)

@@ -11,6 +11,11 @@
  * model in timing-only mode (sim_compute=0), stretched by sim_time_scale
  * so that it dominates the host's own work; the output says so. On silicon
  * the same program runs the real cores and touches no parameter.
+ *
+ * --nets: the full-size networks of the zoo (tools/zoo.h) instead, per
+ * network: tasks, register command and weight bytes, device time per
+ * image on one core at 1 GHz, MAC utilisation and the throughput of batch
+ * 3 on three cores against batch 1 on one (RK3588).
  */
 
 #include <errno.h>
@@ -21,6 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <xf86drm.h>
 
@@ -28,11 +34,12 @@
 #include "rkaccel_drm.h"
 #include "args.h"
 #include "rkaccel_npu_regs.h"
+#include "zoo.h"
 
 #define PROG		"rkaccel-bench"
 /* the simulated NPU's timing model (rkaccel_sim.ko) */
 #define PARAM_DIR	"/sys/module/rkaccel_sim/parameters/"
-#define MAX_FIGURES	128
+#define MAX_FIGURES	160
 #define MAX_ROUNDS	15
 #define LAT_SAMPLES	400
 #define PIPE_DEPTH	2
@@ -52,6 +59,7 @@ struct bench {
 	const char *soc;	/* "rk3588" / "rk3576": the JSON key prefix */
 	bool sim, quick;
 	bool submit_only;	/* --submit-only: the submit figures alone */
+	bool nets;		/* --nets: the network figures alone */
 	uint32_t time_scale;
 	unsigned int rounds;
 	struct figure fig[MAX_FIGURES];
@@ -168,18 +176,20 @@ static int param_rw(const char *name, const char *set, char *old, size_t old_len
 	return fclose(f) ? -errno : 0;
 }
 
-static const char *const sim_params[] = { "sim_compute", "sim_time_scale", "sim_task_ns" };
-static char sim_saved[3][32];
+static const char *const sim_params[] = { "sim_compute", "sim_time_scale", "sim_task_ns",
+					  "sim_clock_mhz" };
+#define SIM_PARAMS	(sizeof(sim_params) / sizeof(sim_params[0]))
+static char sim_saved[SIM_PARAMS][32];
 
 static void sim_save(void)
 {
-	for (unsigned int i = 0; i < 3; i++)
+	for (unsigned int i = 0; i < SIM_PARAMS; i++)
 		param_rw(sim_params[i], NULL, sim_saved[i], sizeof(sim_saved[i]));
 }
 
 static void sim_restore(void)
 {
-	for (unsigned int i = 0; i < 3; i++)
+	for (unsigned int i = 0; i < SIM_PARAMS; i++)
 		if (sim_saved[i][0])
 			param_rw(sim_params[i], sim_saved[i], NULL, 0);
 }
@@ -642,6 +652,227 @@ static int bench_memory_round(struct bench *b, const struct rkaccel_model *model
 	return ret;
 }
 
+/* --- networks ---------------------------------------------------------------- */
+
+/* The zoo's full-size networks (tools/zoo.h), each at its 224x224 input. */
+static const char *const bench_nets[] = {
+	"mobilenetv1", "mobilenetv2", "resnet18", "resnet50", "squeezenet",
+};
+
+#define NETS		(sizeof(bench_nets) / sizeof(bench_nets[0]))
+#define NET_SEED	26
+#define NET_BATCH	3
+
+struct net {
+	const char *name;
+	/* two copies each (weights shared): batch 1 on core 0, batch 3 on any core */
+	struct rkaccel_ctx *one[2], *many[2];
+	uint64_t macs;			/* one image's, of the operations */
+	double tasks, regcmd_bytes, weight_bytes;
+};
+
+/* Build network @n->name, compile it and bind it twice (weights shared). */
+static int net_setup(struct bench *b, struct net *n)
+{
+	struct rkaccel_model *model = NULL;
+	struct rkaccel_program *prog = NULL;
+	char msg[256] = "";
+	struct zb zb;
+	int ret;
+
+	ret = zoo_build(n->name, 1, 0, 0, NET_SEED, &zb);
+	if (ret)
+		snprintf(msg, sizeof(msg), "%s", zb.msg);
+	if (!ret)
+		ret = rkaccel_graph_to_model(&zb.desc, &model, msg, sizeof(msg));
+	if (!ret)
+		ret = rkaccel_program_compile_model(model, &b->info, &prog);
+	if (!ret) {
+		n->macs = zb.macs;
+		n->tasks = rkaccel_program_tasks(prog);
+		n->regcmd_bytes = (double)rkaccel_program_size(prog, RKACCEL_BUF_REGCMD);
+		n->weight_bytes = (double)rkaccel_program_size(prog, RKACCEL_BUF_WEIGHTS);
+		ret = rkaccel_ctx_create(b->dev, model, 1, &n->one[0]);
+	}
+	if (!ret)
+		ret = rkaccel_ctx_dup(n->one[0], &n->one[1]);
+	if (!ret)
+		ret = rkaccel_ctx_set_core_mask(n->one[1], 1);
+	for (unsigned int i = 0; i < 2 && !ret; i++) {
+		ret = rkaccel_ctx_dup(n->one[0], &n->many[i]);
+		if (!ret)
+			ret = rkaccel_ctx_set_batch(n->many[i], NET_BATCH);
+	}
+	if (ret)
+		fprintf(stderr, PROG ": %s: %s%s%s\n", n->name, msg, *msg ? ": " : "",
+			rkaccel_strerror(ret));
+	rkaccel_program_free(prog);
+	rkaccel_model_free(model);
+	zb_free(&zb);
+	return ret;
+}
+
+/* @iters runs of @ctx: wall time and device time (all cores) per run, ns. */
+static int net_runs(const struct bench *b, struct rkaccel_ctx *ctx, unsigned int iters,
+		    double *wall, double *dev)
+{
+	size_t in_len = rkaccel_ctx_input_size(ctx), out_len = rkaccel_ctx_output_size(ctx);
+	void *in = calloc(1, in_len), *out = malloc(out_len);
+	int fd = rkaccel_fd(b->dev), ret = in && out ? 0 : -ENOMEM;
+	uint64_t t0 = now_ns(), busy0 = busy_ns(fd, b->info.num_cores);
+
+	for (unsigned int i = 0; i < iters && !ret; i++)
+		ret = rkaccel_ctx_run(ctx, in, in_len, out, out_len);
+	*wall = (double)(now_ns() - t0) / iters;
+	*dev = (double)(busy_ns(fd, b->info.num_cores) - busy0) / iters;
+	free(in);
+	free(out);
+	return ret;
+}
+
+/* Wait for and close @fence (a run's sync_file), -1 is none. */
+static int fence_end(struct rkaccel_ctx *ctx, int *fence)
+{
+	int ret = 0;
+
+	if (*fence < 0)
+		return 0;
+	ret = rkaccel_ctx_wait(ctx, -1);
+	close(*fence);
+	*fence = -1;
+	return ret;
+}
+
+/*
+ * Depth-2 pipeline of native runs over @slot[0] and @slot[1] (copies of one
+ * context, no layout conversion: the inputs are not looked at in
+ * timing-only mode): images per second and busy cores in the steady state,
+ * from the end of the first run to the end of run 1 + @iters.
+ */
+static int native_pipe(const struct bench *b, struct rkaccel_ctx *const slot[2],
+		       unsigned int iters, double *per_s, double *busy)
+{
+	int fence[2] = { -1, -1 }, fd = rkaccel_fd(b->dev), ret = 0;
+	uint64_t t0 = 0, t1 = 0, busy0 = 0, busy1 = 0;
+	unsigned int done = 0, k = 0;
+
+	for (unsigned int i = 0; i < 2 && !ret; i++)
+		ret = rkaccel_ctx_run_async(slot[i], -1, &fence[i]);
+	while (!ret && done < 1 + iters) {
+		ret = fence_end(slot[k], &fence[k]);
+		if (ret)
+			break;
+		if (++done == 1) {
+			t0 = now_ns();
+			busy0 = busy_ns(fd, b->info.num_cores);
+		} else if (done == 1 + iters) {
+			t1 = now_ns();
+			busy1 = busy_ns(fd, b->info.num_cores);
+			break;
+		}
+		ret = rkaccel_ctx_run_async(slot[k], -1, &fence[k]);
+		k ^= 1;
+	}
+	for (unsigned int i = 0; i < 2; i++) {
+		int end = fence_end(slot[i], &fence[i]);
+
+		ret = ret ? ret : end;
+	}
+	if (!ret) {
+		*per_s = (double)rkaccel_ctx_batch(slot[0]) * iters * 1e9 / (double)(t1 - t0);
+		*busy = (double)(busy1 - busy0) / (double)(t1 - t0);
+	}
+	return ret;
+}
+
+/*
+ * One round of network @n, each figure between two measurements of batch 1
+ * on core 0 (as the scaling figures): batch 1 and batch 3 pipelined
+ * (rkaccel_pipe, the steady state: the host's work overlaps the device's),
+ * then both synchronously (the host's work on the critical path), then at
+ * 200 MHz. Device time per image is batch 1's fdinfo time over its images,
+ * divided back by the time scale (sim_clock_mhz 1000: ns are cycles).
+ */
+static int net_round(struct bench *b, const struct net *n)
+{
+	unsigned int iters = b->quick ? 1 : 2;
+	double t1a, u1a, t3, u3, t1b, u1b, w1, d1, w3, d3, w200, d200 = 0, ns;
+	int ret;
+
+	const char *step = "batch 1, pipelined";
+
+	ret = native_pipe(b, n->one, iters, &t1a, &u1a);
+	if (!ret && (step = "batch 3, pipelined"))
+		ret = native_pipe(b, n->many, iters, &t3, &u3);
+	if (!ret && (step = "batch 1 again, pipelined"))
+		ret = native_pipe(b, n->one, iters, &t1b, &u1b);
+	if (!ret && (step = "batch 1, synchronous"))
+		ret = net_runs(b, n->one[0], iters, &w1, &d1);
+	if (!ret && (step = "batch 3, synchronous"))
+		ret = net_runs(b, n->many[0], iters, &w3, &d3);
+	/* at the 200 MHz the device tree boots with (Mesa's rocket measures there) */
+	if (!ret && b->sim && (step = "batch 1 at 200 MHz")) {
+		sim_set(b, "sim_clock_mhz", 200);
+		ret = net_runs(b, n->one[0], 1, &w200, &d200);
+		sim_set(b, "sim_clock_mhz", 1000);
+	}
+	if (ret) {
+		fprintf(stderr, PROG ": %s, %s: %s\n", n->name, step, rkaccel_strerror(ret));
+		return ret;
+	}
+	ns = (u1a / t1a + u1b / t1b) / 2 * 1e9 / b->time_scale;
+	figure(b, n->tasks, "net.%s.tasks", n->name);
+	figure(b, n->regcmd_bytes, "net.%s.regcmd_bytes", n->name);
+	figure(b, n->weight_bytes, "net.%s.weight_bytes", n->name);
+	figure(b, ns / 1e6, "net.%s.ms_1ghz", n->name);
+	figure(b, (double)n->macs / (1024.0 * ns), "net.%s.util", n->name);
+	figure(b, t3 / ((t1a + t1b) / 2), "net.%s.batch3_scale", n->name);
+	figure_ideal(b, NET_BATCH, "net.%s.batch3_scale", n->name);
+	/* why batch 3 may fall short: cores busy (device over wall time), the
+	 * device time per image against batch 1's (1 unless the cores slow
+	 * each other down), and the synchronous ratio (host work in the way) */
+	figure(b, u3, "net.%s.batch3_busy", n->name);
+	figure_ideal(b, NET_BATCH, "net.%s.batch3_busy", n->name);
+	figure(b, (u3 / t3) / ((u1a / t1a + u1b / t1b) / 2), "net.%s.batch3_dev_ratio", n->name);
+	figure(b, NET_BATCH * w1 / w3, "net.%s.batch3_sync_scale", n->name);
+	figure_ideal(b, NET_BATCH, "net.%s.batch3_sync_scale", n->name);
+	if (b->sim)
+		figure(b, d200 / b->time_scale / 1e6, "net.%s.ms_200mhz", n->name);
+	return 0;
+}
+
+static int bench_nets_all(struct bench *b)
+{
+	struct net nets[NETS] = { 0 };
+	int ret = 0;
+
+	for (unsigned int i = 0; i < NETS && !ret; i++) {
+		double w, d;
+
+		nets[i].name = bench_nets[i];
+		ret = net_setup(b, &nets[i]);
+		/* warm-up: the first run of each context maps and faults */
+		for (unsigned int k = 0; k < 2 && !ret; k++) {
+			ret = net_runs(b, nets[i].one[k], 1, &w, &d);
+			if (!ret)
+				ret = net_runs(b, nets[i].many[k], 1, &w, &d);
+		}
+	}
+	for (unsigned int r = 0; r < b->rounds && !ret; r++) {
+		for (unsigned int i = 0; i < NETS && !ret; i++)
+			ret = net_round(b, &nets[i]);
+		if (!ret)
+			fprintf(stderr, PROG ": round %u of %u done\n", r + 1, b->rounds);
+	}
+	for (unsigned int i = 0; i < NETS; i++) {
+		for (unsigned int k = 0; k < 2; k++) {
+			rkaccel_ctx_destroy(nets[i].many[k]);
+			rkaccel_ctx_destroy(nets[i].one[k]);
+		}
+	}
+	return ret;
+}
+
 /* --- output ------------------------------------------------------------------ */
 
 /* Every figure as <key> (median), <key>.min, <key>.max, and the errors. */
@@ -737,6 +968,39 @@ static void print_submit(const struct bench *b)
 	printf("  (job p99 / syncobj p50)\n");
 }
 
+static void print_nets(const struct bench *b)
+{
+	printf("\nnetworks of the zoo at 224x224 on %s, device time modelled at 1 GHz,\n"
+	       "median [min..max] of %u rounds:\n", b->info.soc_name, b->rounds);
+	printf("  %-12s %5s %9s %10s  %-24s  %-24s  %-24s  %s\n", "network", "tasks", "regcmd",
+	       "weights", "ms/image, 1 core", "MAC utilisation", "batch 3 / batch 1",
+	       "ms at 200 MHz");
+	for (unsigned int i = 0; i < NETS; i++) {
+		const char *n = bench_nets[i];
+
+		printf("  %-12s %5.0f %9.0f %10.0f", n, fig(b, "net.%s.tasks", n)->med,
+		       fig(b, "net.%s.regcmd_bytes", n)->med, fig(b, "net.%s.weight_bytes", n)->med);
+		cell(fig(b, "net.%s.ms_1ghz", n), "%.3f");
+		cell(fig(b, "net.%s.util", n), "%.3f");
+		cell(fig(b, "net.%s.batch3_scale", n), "%.2f");
+		printf("  %.2f\n", fig(b, "net.%s.ms_200mhz", n)->med);
+	}
+	printf("  (batch 3 / batch 1: images per second of batch 3 on any core against batch 1\n"
+	       "   on core 0, both pipelined (depth 2, native runs: no layout conversion),\n"
+	       "   device time stretched %ux; ideal 3)\n"
+	       "  batch 3: %-24s  %-24s  %-24s\n", b->time_scale, "busy cores",
+	       "device time / batch 1's", "synchronous ratio");
+	for (unsigned int i = 0; i < NETS; i++) {
+		const char *n = bench_nets[i];
+
+		printf("  %-12s", n);
+		cell(fig(b, "net.%s.batch3_busy", n), "%.2f");
+		cell(fig(b, "net.%s.batch3_dev_ratio", n), "%.3f");
+		cell(fig(b, "net.%s.batch3_sync_scale", n), "%.2f");
+		printf("\n");
+	}
+}
+
 static void print_table(const struct bench *b)
 {
 	unsigned int errors = 0;
@@ -744,6 +1008,10 @@ static void print_table(const struct bench *b)
 	if (b->submit_only) {
 		print_submit(b);
 		return;
+	}
+	if (b->nets) {
+		print_nets(b);
+		goto errors;
 	}
 	print_scaling(b, "", "pipelined (rkaccel_pipe, depth 2), steady state,");
 	printf("  device ms per job (fdinfo time / jobs): 1core");
@@ -766,6 +1034,7 @@ static void print_table(const struct bench *b)
 		       fig(b, "mem.internal_bytes.ctx%u", n)->med,
 		       fig(b, "mem.total_bytes.ctx%u", n)->med,
 		       fig(b, "mem.nosharing_bytes.ctx%u", n)->med);
+errors:
 	for (unsigned int i = 0; i < b->nfig; i++) {
 		if (!over_ideal(&b->fig[i]))
 			continue;
@@ -778,12 +1047,14 @@ static void print_table(const struct bench *b)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: " PROG " [--quick] [--submit-only] [--rounds N] [--json FILE]"
+	fprintf(f, "usage: " PROG " [--quick] [--submit-only | --nets] [--rounds N] [--json FILE]"
 		   " [--device PATH]\n"
 		   "Measure multi-core scaling (pipelined and synchronous), submit overhead and\n"
 		   "memory in N interleaved rounds (5 to %d; 5 with --quick, else 7); print a\n"
 		   "table of medians [min..max] and, on stdout, one line 'BENCH-JSON {...}'\n"
-		   "(also written to FILE with --json). --submit-only: the submit overhead alone.\n",
+		   "(also written to FILE with --json). --submit-only: the submit overhead alone.\n"
+		   "--nets: the zoo's full-size networks alone (RK3588): tasks, regcmd and weight\n"
+		   "bytes, modelled ms per image at 1 GHz, MAC utilisation, batch 3 against 1.\n",
 		MAX_ROUNDS);
 }
 
@@ -800,6 +1071,9 @@ static int setup(struct bench *b, const char *device)
 	/* TCG runs the host side ~10-50x slower than a board: stretch the device
 	 * time by as much, so that a slice is device-bound as it is on silicon */
 	b->time_scale = b->quick ? 50 : 1000;
+	/* the networks take milliseconds per image already */
+	if (b->nets)
+		b->time_scale = 100;
 	if (!b->rounds)
 		b->rounds = b->quick ? 5 : 7;
 	return 0;
@@ -818,6 +1092,11 @@ static int run_all(struct bench *b)
 		sim_save();
 		sim_set(b, "sim_compute", 0);
 		sim_set(b, "sim_time_scale", b->time_scale);
+		if (b->nets) {
+			/* the model's own defaults: no extra per-task time, 1 GHz */
+			sim_set(b, "sim_task_ns", 0);
+			sim_set(b, "sim_clock_mhz", 1000);
+		}
 		printf("mode: simulated %s, timing-only (sim_compute=0), sim_time_scale=%u\n",
 		       b->info.soc_name, b->time_scale);
 	} else {
@@ -828,6 +1107,10 @@ static int run_all(struct bench *b)
 	 * ratio against a baseline taken in the same round; the medians of
 	 * the rounds are the results and their min and max the spread.
 	 */
+	if (b->nets) {
+		ret = bench_nets_all(b);
+		goto out;
+	}
 	for (unsigned int r = 0; r < b->rounds && !ret; r++) {
 		if (b->sim && sim_saved[2][0])
 			param_rw("sim_task_ns", sim_saved[2], NULL, 0);
@@ -839,6 +1122,7 @@ static int run_all(struct bench *b)
 			ret = bench_memory_round(b, model);
 		fprintf(stderr, PROG ": round %u of %u done\n", r + 1, b->rounds);
 	}
+out:
 	if (b->sim)
 		sim_restore();
 	rkaccel_model_free(model);
@@ -860,6 +1144,8 @@ int main(int argc, char **argv)
 			b.quick = true;
 		} else if (!strcmp(a, "--submit-only")) {
 			b.submit_only = true;
+		} else if (!strcmp(a, "--nets")) {
+			b.nets = true;
 		} else if (!strcmp(a, "--rounds") && i + 1 < argc) {
 			char *end;
 			long n = strtol(argv[++i], &end, 10);
@@ -896,7 +1182,19 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (b.nets && b.submit_only) {
+		fprintf(stderr, PROG ": --nets and --submit-only exclude each other\n");
+		return 2;
+	}
 	ret = setup(&b, device);
+	/* the network figures are RK3588's (its published references) */
+	if (!ret && b.nets && b.info.soc != DRM_RKACCEL_SOC_RK3588) {
+		printf(PROG ": --nets: RK3588 only, nothing measured on %s\n", b.info.soc_name);
+		rkaccel_close(b.dev);
+		if (jf)
+			fclose(jf);
+		return 0;
+	}
 	if (!ret)
 		ret = run_all(&b);
 	if (ret) {

@@ -485,6 +485,33 @@ static u64 conv_traffic(const struct sim_conv *c)
 	return bytes + (u64)out_planes * c->out_pixels * RKNPU_ATOM_BYTES;
 }
 
+/*
+ * What the task costs the array and the DPU (datapath.rst, "Timing model"):
+ * a direct convolution takes one cycle per output pixel, tap, group of 32
+ * input channels and group of 32 kernels; a depthwise one a cycle per
+ * output pixel, tap and group of 64 channels. Before the array starts, the
+ * CBUF holds the first kernel group's weights and the window's first lines.
+ */
+static void conv_cost(const struct sim_conv *c, struct rkaccel_sim_work *w)
+{
+	u32 per_atom = RKNPU_ATOM_BYTES / c->out_bytes, groups;
+	u64 lines;
+
+	if (c->depthwise) {
+		groups = DIV_ROUND_UP(c->channels, RKACCEL_SIM_DW_CHANNELS);
+		w->array_cycles = (u64)c->out_pixels * c->taps * groups;
+	} else {
+		groups = DIV_ROUND_UP(c->out_channels, RKACCEL_SIM_ARRAY_KERNELS);
+		w->array_cycles = (u64)c->out_pixels * c->taps * groups *
+				  DIV_ROUND_UP(c->channels, RKACCEL_SIM_ARRAY_CHANNELS);
+	}
+	w->dpu_elems = (u64)c->out_pixels * roundup(c->out_channels, per_atom);
+	lines = min_t(u64, (u64)c->kh * c->width, c->pixels);
+	w->fill_bytes = lines * c->channels_padded;
+	if (!c->wt_reuse)
+		w->fill_bytes += c->wt_bytes / groups;
+}
+
 /* Feature map -> x[pixel][channel]; returns 0 or -EFAULT. */
 static int conv_fetch_input(const struct sim_conv *c, struct rkaccel_vm *vm, s8 *x, u8 *line)
 {
@@ -812,6 +839,7 @@ u32 rkaccel_sim_conv(struct device *dev, const struct rkaccel_soc_data *soc, con
 	/* the MACs of the real operation, padding taps included */
 	work->macs = (u64)c.out_pixels * c.out_channels * c.taps * conv_kernel_channels(&c);
 	work->bytes = conv_traffic(&c);
+	conv_cost(&c, work);
 	work->out_int32 = c.out_bytes == 4;
 	return scratch ? conv_execute(&c, vm, scratch) : 0;
 }

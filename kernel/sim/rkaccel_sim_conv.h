@@ -9,16 +9,34 @@ struct rkaccel_soc_data;
 struct rkaccel_vm;
 
 /**
- * struct rkaccel_sim_work - what one task cost, for the timing model.
- * @macs: multiply-accumulates of the MAC array.
- * @bytes: bytes moved by the DMAs (feature, weights unless reused, bias, output).
+ * struct rkaccel_sim_work - what one task cost, for the timing model
+ * (rkaccel_sim_timing.c; Documentation/datapath.rst, "Timing model").
+ * @macs: multiply-accumulates of the operation (padding taps included).
+ * @array_cycles: cycles the MAC array spends: channels and kernels padded
+ *	to its atomic sizes, depthwise at its own rate.
+ * @dpu_elems: elements the DPU (or the PPU) processes.
+ * @fill_bytes: bytes loaded into the CBUF before the array can start.
+ * @bytes: bytes moved by the DMAs (feature, weights unless reused, bias,
+ *	EW operand, output), @fill_bytes included.
  * @out_int32: the DPU wrote int32 (RK3576 then raises no DPU interrupt bit).
  */
 struct rkaccel_sim_work {
 	u64 macs;
+	u64 array_cycles;
+	u64 dpu_elems;
+	u64 fill_bytes;
 	u64 bytes;
 	bool out_int32;
 };
+
+/* The int8 MAC array: input channels x kernels per cycle (32 x 32 = 1024). */
+#define RKACCEL_SIM_ARRAY_CHANNELS	32
+#define RKACCEL_SIM_ARRAY_KERNELS	32
+/* Depthwise: channel-taps per cycle. */
+#define RKACCEL_SIM_DW_CHANNELS		64
+
+u64 rkaccel_sim_task_ns(const struct rkaccel_sim_work *w, u32 regcmd_bytes, u32 clock_mhz,
+			u32 mem_mbps);
 
 /* Output pixels a task computes and writes at a time (16 bytes each). */
 #define RKACCEL_SIM_CHUNK_PIXELS	4096

@@ -48,17 +48,22 @@
 
 #define SIM_VERSION_NUM		0x0001
 
-static unsigned long sim_task_ns = 10000;
+/*
+ * No published figure gives a fixed cost per task beyond fetching its
+ * register commands, which the timing model charges (datapath.rst).
+ */
+static unsigned long sim_task_ns;
 module_param(sim_task_ns, ulong, 0644);
-MODULE_PARM_DESC(sim_task_ns, "Simulator: fixed time per hardware task, ns (default 10000)");
+MODULE_PARM_DESC(sim_task_ns, "Simulator: extra fixed time per hardware task, ns (default 0)");
 
 static unsigned int sim_clock_mhz = 1000;
 module_param(sim_clock_mhz, uint, 0644);
 MODULE_PARM_DESC(sim_clock_mhz, "Simulator: core clock for the MAC time, MHz (default 1000)");
 
-static unsigned int sim_mem_mbps = 8000;
+/* one core's sustained DMA bandwidth (datapath.rst, "Timing model") */
+static unsigned int sim_mem_mbps = 15000;
 module_param(sim_mem_mbps, uint, 0644);
-MODULE_PARM_DESC(sim_mem_mbps, "Simulator: DMA bandwidth per core, MB/s (default 8000)");
+MODULE_PARM_DESC(sim_mem_mbps, "Simulator: DMA bandwidth per core, MB/s (default 15000)");
 
 static unsigned int sim_time_scale = 1;
 module_param(sim_time_scale, uint, 0644);
@@ -141,8 +146,6 @@ static unsigned int power_losses;
 module_param(power_losses, uint, 0444);
 MODULE_PARM_DESC(power_losses, "Simulator: times a core lost its registers to a power domain going off (read-only, for tests)");
 
-/* The int8 MAC array: 1024 multiply-accumulates per cycle. */
-#define SIM_MACS_PER_CYCLE	1024
 /* PC_REGISTER_AMOUNTS is 16 bits of 128-bit pairs */
 #define SIM_MAX_CMDS		(0x10000 * 2)
 /* A chained fetch may take one pair more (see sim_fetch()). */
@@ -631,25 +634,24 @@ static void sim_apply(struct rkaccel_sim_core *sim, const u64 *cmds, u32 count,
 	spin_unlock_irqrestore(&sim->lock, flags);
 }
 
-/* Modelled time of one task: overhead, MAC array time and DMA time. */
-static u64 sim_task_time(const struct rkaccel_sim_work *w)
+/* Modelled time of one task (rkaccel_sim_timing.c), overhead and scale. */
+static u64 sim_task_time(const struct rkaccel_sim_work *w, u32 count)
 {
-	u64 ns = READ_ONCE(sim_task_ns);
 	u32 mhz = max(READ_ONCE(sim_clock_mhz), 1u);
 	u32 mbps = max(READ_ONCE(sim_mem_mbps), 1u);
+	u64 ns = READ_ONCE(sim_task_ns);
 
-	ns += div_u64(w->macs * 1000, (u64)SIM_MACS_PER_CYCLE * mhz);
-	ns += div_u64(w->bytes * 1000, mbps);
+	ns += rkaccel_sim_task_ns(w, count * sizeof(u64), mhz, mbps);
 	return ns * max(READ_ONCE(sim_time_scale), 1u);
 }
 
 /*
- * Run what the task's enable entry started. Only the exec work writes the
- * block registers, so the datapath reads them without the lock. Returns the
- * error interrupt bits, 0 when the task completed.
+ * Run what the task's enable entry started (@count commands fetched). Only
+ * the exec work writes the block registers, so the datapath reads them
+ * without the lock. Returns the error interrupt bits, 0 when it completed.
  */
 static u32 sim_run_task(struct rkaccel_sim_core *sim, struct rkaccel_vm *vm,
-			const struct sim_task *task, u64 *ns, bool *out_int32)
+			const struct sim_task *task, u32 count, u64 *ns, bool *out_int32)
 {
 	struct rkaccel_sim_work w = {};
 	u32 err = 0;
@@ -657,7 +659,7 @@ static u32 sim_run_task(struct rkaccel_sim_core *sim, struct rkaccel_vm *vm,
 	if (task->op_enable)
 		err = rkaccel_sim_conv(sim->dev, sim->soc, sim->regs, task->op_enable, vm,
 				       READ_ONCE(sim_compute) ? &sim->scratch : NULL, &w);
-	*ns += sim_task_time(&w);
+	*ns += sim_task_time(&w, count);
 	*out_int32 = w.out_int32;
 	return err;
 }
@@ -766,7 +768,7 @@ static void sim_exec(struct work_struct *work)
 			return;	/* nothing started: the core hangs */
 
 		blocks = task.op_enable;
-		err = sim_run_task(sim, vm, &task, &ns, &out_int32);
+		err = sim_run_task(sim, vm, &task, count, &ns, &out_int32);
 		if (err & RKNPU_INT_DMA_ERROR) {
 			sim_iommu_fault(sim, vm, addr, err);
 			return;

@@ -241,5 +241,7 @@ u32 rkaccel_sim_ppu(struct device *dev, const struct rkaccel_soc_data *soc, cons
 	work->macs = 0;
 	work->bytes = (u64)planes * (p.height * p.in_line +
 				     p.out_width * p.out_height * RKNPU_ATOM_BYTES);
+	/* the PPU streams its input: every byte read is one element */
+	work->dpu_elems = (u64)planes * p.height * p.in_line;
 	return scratch ? pool_execute(&p, vm, scratch) : 0;
 }
