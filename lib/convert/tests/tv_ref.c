@@ -21,7 +21,7 @@
  * host int8 executor's int32 logits for them), and appends a line to
  * OUT_DIR/tv.txt: "tv_NET SxS IN_BYTES OUT_BYTES". scripts/tv-data.sh runs it.
  *
- * usage: tv_ref DIR NET SIZE MIN_COSINE OUT_DIR
+ * usage: tv_ref DIR NET SIZE MIN_COSINE OUT_DIR [normal|mmse|kl_divergence]
  */
 #include <math.h>
 #include <stdarg.h>
@@ -74,6 +74,7 @@ static int write_file(const char *path, const void *buf, size_t len, const char 
 
 struct run {
 	const char *dir, *net, *out_dir;
+	enum cv_algo algo;
 	int size;
 	char tag[64];			/* NET-SxS */
 	struct cv_graph *g;
@@ -85,7 +86,7 @@ struct run {
 
 static int convert(struct run *r)
 {
-	struct cv_quant_opts o = { CV_ALGO_NORMAL, false, NULL };
+	struct cv_quant_opts o = { r->algo, false, NULL };
 	char onnx[4096], ds[4096], path[4096], msg[512];
 	struct cv_diag d = { 0 };
 	struct rkaccel_model *m = NULL;
@@ -98,7 +99,8 @@ static int convert(struct run *r)
 	if (rc)
 		fprintf(stderr, "%s", d.text ? d.text : "conversion failed\n");
 	cv_diag_free(&d);
-	if (!tap(!rc && r->lw.is_graph, "%s converted to a 3.0 graph (normal, per channel)", r->tag))
+	if (!tap(!rc && r->lw.is_graph, "%s converted to a 3.0 graph (%s, per channel)", r->tag,
+		 cv_algo_name(r->algo)))
 		return -1;
 	printf("# convert time %s: %.1f s wall (read, prepare, calibrate, quantize, lower), %u nodes\n",
 	       r->tag, now_s() - t0, r->lw.g3.desc.num_nodes);
@@ -242,13 +244,15 @@ int main(int argc, char **argv)
 	int32_t *acc = NULL;
 	int8_t *xq = NULL;
 
-	if (argc != 6 || (r.size = atoi(argv[3])) < 32 || (bound = atof(argv[4])) <= 0) {
-		fprintf(stderr, "usage: tv_ref DIR NET SIZE MIN_COSINE OUT_DIR\n");
+	if (argc < 6 || argc > 7 || (r.size = atoi(argv[3])) < 32 || (bound = atof(argv[4])) <= 0 ||
+	    (argc == 7 && cv_algo_from_name(argv[6]) < 0)) {
+		fprintf(stderr, "usage: tv_ref DIR NET SIZE MIN_COSINE OUT_DIR [normal|mmse|kl_divergence]\n");
 		return 2;
 	}
 	r.dir = argv[1];
 	r.net = argv[2];
 	r.out_dir = argv[5];
+	r.algo = argc == 7 ? (enum cv_algo)cv_algo_from_name(argv[6]) : CV_ALGO_NORMAL;
 	snprintf(r.tag, sizeof(r.tag), "%s-%dx%d", r.net, r.size, r.size);
 	printf("TAP version 13\n1..6\n");
 	if (convert(&r) || load_data(&r))
