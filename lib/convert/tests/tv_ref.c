@@ -220,6 +220,80 @@ static int run_int8(struct run *r, const int8_t *xq, int32_t *acc)
 	return rc;
 }
 
+/* --- TV_REF_LAYERS=1: per node, image 0, the int8 tensor against the float one --- */
+
+struct layers {
+	struct run *r;
+	float **f;		/* per cv tensor, the float executor's (NCHW) */
+};
+
+static void keep_float(void *ctx, int t, const float *data)
+{
+	struct layers *ls = ctx;
+	int64_t n = cv_tensor_elems(&ls->r->g->tensors[t]);
+
+	ls->f[t] = malloc(n * sizeof(float));
+	if (ls->f[t])
+		memcpy(ls->f[t], data, n * sizeof(float));
+}
+
+static void compare_node(void *arg, uint32_t image, uint32_t node, const void *data, size_t bytes)
+{
+	struct layers *ls = arg;
+	const struct rkaccel_graph_desc *d = rkaccel_graph_desc(ls->r->g3);
+	const struct rkaccel_graph_tensor *o = &d->tensors[d->nodes[node].output];
+	int t = cv_graph_find(ls->r->g, o->name);
+	uint32_t h = 1, w = 1, c = 1;
+	double ab = 0, aa = 0, bb = 0;
+
+	(void)bytes;
+	if (image || t < 0 || !ls->f[t])
+		return;
+	gref_hwc(o, &h, &w, &c);
+	for (uint32_t p = 0; p < h * w; p++)
+		for (uint32_t ch = 0; ch < c; ch++) {
+			double q = o->type == RKACCEL_DTYPE_INT32 ?
+				   ((const int32_t *)data)[p * c + ch] * (double)o->scale :
+				   (((const int8_t *)data)[p * c + ch] - o->zero_point) * (double)o->scale;
+			double f = ls->f[t][ch * h * w + p];
+
+			ab += q * f;
+			aa += q * q;
+			bb += f * f;
+		}
+	printf("# node %3u %-15s %-60s cosine %.5f\n", node, rkaccel_graph_op_name(d->nodes[node].op),
+	       o->name, ab / (sqrt(aa * bb) + 1e-300));
+}
+
+static void per_layer(struct run *r, const int8_t *xq)
+{
+	const struct rkaccel_graph_desc *d = rkaccel_graph_desc(r->g3);
+	struct layers ls = { r, calloc(r->g->n_tensors, sizeof(float *)) };
+	const float *ins[1] = { r->test.data };
+	float *logits = malloc(r->classes * sizeof(float));
+	int8_t *in = malloc(d->batch * r->in_elems);
+	int32_t *out = malloc(d->batch * r->classes * sizeof(int32_t));
+	float *outs[1] = { logits };
+	struct cv_diag dg = { 0 };
+	char msg[256];
+
+	if (ls.f && logits && in && out && !cv_exec_visit(r->g, ins, outs, keep_float, &ls, &dg)) {
+		const void *gi[1] = { in };
+		void *go[1] = { out };
+
+		for (uint32_t s = 0; s < d->batch; s++)
+			memcpy(in + s * r->in_elems, xq, r->in_elems);
+		graph_ref_run(d, gi, go, compare_node, &ls, msg, sizeof(msg));
+	}
+	cv_diag_free(&dg);
+	for (int t = 0; ls.f && t < r->g->n_tensors; t++)
+		free(ls.f[t]);
+	free(ls.f);
+	free(logits);
+	free(in);
+	free(out);
+}
+
 static int emit(struct run *r, const int8_t *xq, const int32_t *acc)
 {
 	char path[4096], line[256];
@@ -264,6 +338,8 @@ int main(int argc, char **argv)
 		return 1;
 	tap(rel <= MAX_REL_DIFF, "float executor against PyTorch on %lld images: max |diff| / max |torch| %.3g (bound %g)",
 	    (long long)r.n, rel, MAX_REL_DIFF);
+	if (getenv("TV_REF_LAYERS"))
+		per_layer(&r, xq);
 	t0 = now_s();
 	if (run_int8(&r, xq, acc))
 		return 1;
