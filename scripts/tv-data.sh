@@ -48,9 +48,10 @@ if [ ! -f "$models/info.txt" ]; then
 		cat "$tmp/make.log" >&2
 		exit 1
 	fi
-	find "$cache" -mindepth 1 -maxdepth 1 ! -name "$key" -exec rm -rf {} +
 	mv "$tmp" "$models"
 	trap - EXIT
+	# older keys go (not a run still making its own: tmp.*)
+	find "$cache" -mindepth 1 -maxdepth 1 ! -name "$key" ! -name 'tmp.*' -exec rm -rf {} +
 fi
 
 make -s -f lib/convert/convert.mk OUT="$build/convert" "$build/convert/tv_ref"
