@@ -70,7 +70,7 @@ t() {
 }
 onnx=models/digits/digits.onnx ds=models/digits/dataset.txt
 echo "TAP version 13"
-echo "1..$((35 + 11 + 14 + 4))"
+echo "1..$((35 + 11 + 14 + 4 + 4))"
 t "without arguments" 2 "the ONNX model is missing"
 t "without -o" 2 "-o OUT.rkm is missing" "$onnx" --dataset "$ds"
 t "without --dataset" 2 "--dataset DATASET.txt is missing" "$onnx" -o "$tmp/m.rkm"
@@ -211,6 +211,38 @@ fold_models.write_png(sys.argv[1], numpy.zeros((9, 9, 3), numpy.uint8))' "$fold/
 printf 'c00.png\nsmall.png\n' > "$fold/small.txt"
 t "an image of the wrong size" 1 "small.txt:2: $fold/small.png: image 9x9 with 3 channel\(s\) does not fit input 'image'" \
 	"$fold/fold.onnx" -o "$tmp/m.rkm" --dataset "$fold/small.txt" "${norm[@]}"
+# A graph that is not a chain (lib/convert/tests/graph_models.py): residual
+# adds, ReLU6, a padded max pool lower to a 3.0 graph the library compiles
+# (plain and ASan/UBSan builds, the same bytes); a padded max pool off zero
+# point -128 and an Add of two ReLU outputs are refused naming the node.
+gm=$tmp/graph
+/usr/bin/python3 lib/convert/tests/graph_models.py "$gm" > "$tmp/gm.log" 2>&1 ||
+	{ echo "Bail out! graph_models.py failed:"; tail -n 5 "$tmp/gm.log"; exit 1; }
+n=$((n + 1))
+if "$conv" "$gm/residual.onnx" -o "$gm/r.rkml" --dataset "$gm/dataset.txt" --batch 3 \
+	> "$tmp/out" 2>&1 && grep -q "12 nodes (a graph: format 3.0)" "$tmp/out" &&
+	"$info" --model "$gm/r.rkml" > "$tmp/info" 2>&1 && grep -Eq "^RK3588: +[0-9]+ tasks" "$tmp/info"; then
+	echo "ok $n - rkaccel-convert: residual adds, ReLU6 and a padded max pool give a 3.0 graph that compiles"
+else
+	echo "not ok $n - rkaccel-convert: the residual model as a 3.0 graph:"
+	cat "$tmp/out" "$tmp/info" 2>/dev/null | sed 's/^/#   /' | head -n 12
+	rc=1
+fi
+n=$((n + 1))
+if ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	"$build/convert-san/rkaccel-convert" "$gm/residual.onnx" -o "$gm/r2.rkml" \
+	--dataset "$gm/dataset.txt" --batch 3 > "$tmp/out" 2>&1 && cmp -s "$gm/r.rkml" "$gm/r2.rkml"; then
+	echo "ok $n - rkaccel-convert (ASan/UBSan): the residual model, the same bytes"
+else
+	echo "not ok $n - rkaccel-convert (ASan/UBSan): the residual model:"
+	sed 's/^/#   /' "$tmp/out" | head -n 8
+	rc=1
+fi
+t "a padded max pool at zero point other than -128" 1 \
+	"node '/MaxPool' \(MaxPool\): padding with input zero point -?[0-9]+: the NPU pads a max pool with the zero point" \
+	"$gm/pool_pad.onnx" -o "$tmp/m.rkml" --dataset "$gm/dataset.txt"
+t "an Add of two ReLU outputs" 1 "node '/Add' \(Add\): neither '/Relu_output_0' nor '/Relu_1_output_0'" \
+	"$gm/add_relu.onnx" -o "$tmp/m.rkml" --dataset "$gm/dataset.txt"
 # Python's rkaccel.toolkit.RKNN over libconvert.so, numbered on from here.
 # The package's __init__ loads librkaccel.so.2: this build's.
 RKACCEL_CONVERT_LIB=$build/convert/libconvert.so \

@@ -19,7 +19,8 @@ stamp=$build/.deps-done
 host_pkgs=(qemu-system-x86 qemu-system-arm busybox-static cpio kmod xz-utils
 	   gcc gcc-aarch64-linux-gnu libc6-dev-arm64-cross libdrm-dev sparse
 	   make bc flex bison libelf-dev libssl-dev dwarves rsync perl python3
-	   device-tree-compiler dt-schema groff-base python3-numpy protobuf-c-compiler libprotobuf-c-dev libonnx-dev python3-torch python3-onnx python3-sklearn)
+	   device-tree-compiler dt-schema groff-base python3-numpy protobuf-c-compiler libprotobuf-c-dev libonnx-dev python3-torch python3-onnx python3-sklearn
+	   python3-torchvision python3-skimage)
 
 log() { printf 'deps: %s\n' "$*" >&2; }
 

@@ -166,6 +166,15 @@ make_initramfs() {
 		"$top/scripts/zoo-data.sh"
 		mkdir -p "$work/data/zoo"
 		cp "$build/zoo/zoo.txt" "$build"/zoo/*.in "$build"/zoo/*.expected "$work/data/zoo/"
+		# torchvision's networks converted from ONNX (scripts/tv-data.sh):
+		# these model files are the host's, at the guest's size (amd64
+		# 224x224, arm64 96x96) and the SoC's batch (3 cores, or 2).
+		"$top/scripts/tv-data.sh"
+		tv_size=224x224 tv_batch=3
+		[ "$arch" = arm64 ] && tv_size=96x96
+		[ "$soc" = rk3576 ] && tv_batch=2
+		cp "$build/tv/tv.txt" "$build"/tv/tv_*-$tv_size.in "$build"/tv/tv_*-$tv_size.expected \
+			"$build"/tv/tv_*-$tv_size-b$tv_batch.rkml "$work/data/zoo/"
 	fi
 	if [ "$arch" = amd64 ] && [ "$kernel" = stock ] && grep -q python3 "$list"; then
 		add_python

@@ -16,6 +16,14 @@
  * A network the library's lowering refuses as "not compiled yet" (the
  * chain compiler before the general graph compiler of issue 26) is a SKIP
  * naming the reason; any other refusal or failure is a failure.
+ * The tv_* variants run torchvision's MobileNetV2 and ResNet-18 as
+ * rkaccel-convert made them from ONNX (seeded weights, batch norms on real
+ * photos, int8 calibrated on 20 of them: scripts/tv-models.py,
+ * scripts/tv-data.sh): the model files themselves come from the host
+ * (tv_NAME-HxW-bB.rkml, with tv.txt, the inputs and the host int8
+ * executor's outputs, graph_ref.h), at 224x224 on amd64 and 96x96 on
+ * arm64 like the zoo; every slice must equal the host's bytes.
+ *
  * RKACCEL_ZOO_DIR overrides /data/zoo. Full-size networks take the
  * simulator minutes: the list (selftests/zoo.list) raises max_job_ms and
  * the harness timeout is raised here.
@@ -53,6 +61,35 @@ static int zoo_line(const char *dir, const char *name, struct zoo_line *out)
 		return -errno;
 	while (fscanf(f, "%31s %ux%u %zu %zu %x %zu %x %zu", l.name, &l.h, &l.w, &l.in_bytes,
 		      &l.out_bytes, &l.crc[3], &l.size[3], &l.crc[2], &l.size[2]) == 9) {
+		if (strcmp(l.name, name))
+			continue;
+#if defined(__aarch64__)
+		*out = l;
+		found = 1;
+#else
+		if (!found)
+			*out = l;
+		found = 1;
+#endif
+	}
+	fclose(f);
+	return found ? 0 : -ENOENT;
+}
+
+/* The line of tv.txt for @name ("tv_NAME HxW IN_BYTES OUT_BYTES"), chosen as zoo_line(). */
+static int tv_line(const char *dir, const char *name, struct zoo_line *out)
+{
+	struct zoo_line l = { 0 };
+	char path[512];
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/tv.txt", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%31s %ux%u %zu %zu", l.name, &l.h, &l.w, &l.in_bytes,
+		      &l.out_bytes) == 5) {
 		if (strcmp(l.name, name))
 			continue;
 #if defined(__aarch64__)
@@ -111,6 +148,8 @@ FIXTURE_VARIANT_ADD(zoo, inception) { .name = "inception" };
 FIXTURE_VARIANT_ADD(zoo, densenet) { .name = "densenet" };
 FIXTURE_VARIANT_ADD(zoo, vgg16head) { .name = "vgg16head" };
 FIXTURE_VARIANT_ADD(zoo, lenet5) { .name = "lenet5" };
+FIXTURE_VARIANT_ADD(zoo, tv_mobilenet_v2) { .name = "tv_mobilenet_v2" };
+FIXTURE_VARIANT_ADD(zoo, tv_resnet18) { .name = "tv_resnet18" };
 
 FIXTURE_SETUP(zoo)
 {
@@ -150,13 +189,19 @@ TEST_F_TIMEOUT(zoo, every_slice_bit_exact, ZOO_TIMEOUT_S)
 	const char *dir = getenv("RKACCEL_ZOO_DIR") ? getenv("RKACCEL_ZOO_DIR") : ZOO_DIR;
 	uint32_t batch = self->info.num_cores < 3 ? self->info.num_cores : 3, crc = 0, cores = 0;
 	uint32_t bad = 0, core;
-	char name[96], msg[512] = "";
+	char name[96], model[512], msg[512] = "";
 	struct zoo_line l;
 	size_t size = 0;
 
-	ASSERT_EQ(0, zoo_line(dir, variant->name, &l))
-		TH_LOG("%s/zoo.txt: no line for %s (scripts/zoo-data.sh writes it)", dir,
-		       variant->name);
+	if (!strncmp(variant->name, "tv_", 3)) {
+		ASSERT_EQ(0, tv_line(dir, variant->name, &l))
+			TH_LOG("%s/tv.txt: no line for %s (scripts/tv-data.sh writes it)", dir,
+			       variant->name);
+	} else {
+		ASSERT_EQ(0, zoo_line(dir, variant->name, &l))
+			TH_LOG("%s/zoo.txt: no line for %s (scripts/zoo-data.sh writes it)", dir,
+			       variant->name);
+	}
 	ASSERT_LE(2, batch);
 	snprintf(name, sizeof(name), "%s-%ux%u.in", l.name, l.h, l.w);
 	self->in = read_file_exact(dir, name, 3 * l.in_bytes);
@@ -164,16 +209,24 @@ TEST_F_TIMEOUT(zoo, every_slice_bit_exact, ZOO_TIMEOUT_S)
 	self->expected = read_file_exact(dir, name, 3 * l.out_bytes);
 	ASSERT_TRUE(self->in && self->expected);
 
-	/* the file the host's references are for, byte for byte (its CRC-32 and size) */
-	snprintf(self->path, sizeof(self->path), "/tmp/zoo-%s-b%u.rkml", l.name, batch);
-	ASSERT_EQ(0, write_model(&l, batch, self->path, msg, sizeof(msg))) TH_LOG("%s", msg);
-	ASSERT_EQ(0, file_crc(self->path, &crc, &size));
-	ASSERT_EQ(l.size[batch], size);
-	ASSERT_EQ(l.crc[batch], crc) TH_LOG("%s is not the model of the host's references", self->path);
-	ASSERT_EQ(0, rkaccel_graph_load(self->path, &self->graph, msg, sizeof(msg)))
-		TH_LOG("%s", msg);
-	unlink(self->path);
-	self->path[0] = '\0';
+	if (!strncmp(variant->name, "tv_", 3)) {
+		/* converted on the host: the file itself, at this batch */
+		snprintf(model, sizeof(model), "%s/%s-%ux%u-b%u.rkml", dir, l.name, l.h, l.w, batch);
+		ASSERT_EQ(0, rkaccel_graph_load(model, &self->graph, msg, sizeof(msg)))
+			TH_LOG("%s", msg);
+	} else {
+		/* the file the host's references are for, byte for byte (its CRC-32 and size) */
+		snprintf(self->path, sizeof(self->path), "/tmp/zoo-%s-b%u.rkml", l.name, batch);
+		ASSERT_EQ(0, write_model(&l, batch, self->path, msg, sizeof(msg))) TH_LOG("%s", msg);
+		ASSERT_EQ(0, file_crc(self->path, &crc, &size));
+		ASSERT_EQ(l.size[batch], size);
+		ASSERT_EQ(l.crc[batch], crc)
+			TH_LOG("%s is not the model of the host's references", self->path);
+		ASSERT_EQ(0, rkaccel_graph_load(self->path, &self->graph, msg, sizeof(msg)))
+			TH_LOG("%s", msg);
+		unlink(self->path);
+		self->path[0] = '\0';
+	}
 	ASSERT_EQ(batch, rkaccel_graph_desc(self->graph)->batch);
 
 	if (rkaccel_graph_to_model(rkaccel_graph_desc(self->graph), &self->model, msg,

@@ -11,14 +11,14 @@
 
 #include "quant.h"
 
-/* The 2.0 file, or with a batch or a custom string the 3.0 one; 0 or -errno. */
+/* The 2.0 file, or with a batch, a custom string or a graph the 3.0 one; 0 or -errno. */
 static int save(const struct cv_graph *g, const struct cv_lowered *lw, unsigned int batch,
 		const char *custom, const char *note, const char *out, char *msg, size_t msg_len)
 {
 	char why[256];
 	int rc;
 
-	if (!batch && !custom && !lw->norm.set) {
+	if (!batch && !custom && !lw->norm.set && !lw->is_graph) {
 		rc = rkaccel_model_save(&lw->desc, out);
 		if (rc)
 			snprintf(why, sizeof(why), "%s", strerror(-rc));
@@ -29,6 +29,14 @@ static int save(const struct cv_graph *g, const struct cv_lowered *lw, unsigned 
 		snprintf(msg, msg_len, "%s: cannot write the model: %s\n", out, why);
 		/* -EINVAL is kept for refused inputs (see quant.h). */
 		return rc == -EINVAL ? -EIO : rc;
+	}
+	if (lw->is_graph) {
+		const struct rkaccel_graph_tensor *o = &lw->g3.tensors[lw->g3.outputs[0]];
+
+		snprintf(msg, msg_len, "%u nodes (a graph: format 3.0), %ux%ux%u int8 in, %u out%s%s",
+			 lw->g3.desc.num_nodes, (unsigned int)lw->in_h, (unsigned int)lw->in_w,
+			 (unsigned int)lw->in_c, o->dims[o->n_dims - 1], note[0] ? "\n" : "", note);
+		return 0;
 	}
 	snprintf(msg, msg_len, "%u layers, %ux%ux%u int8 in, %u out%s%s", lw->desc.num_layers,
 		 (unsigned int)lw->in_h, (unsigned int)lw->in_w, (unsigned int)lw->in_c,

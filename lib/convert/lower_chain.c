@@ -301,5 +301,6 @@ void cv_lowered_free(struct cv_lowered *lw)
 {
 	for (int i = 0; i < RKACCEL_MODEL_MAX_LAYERS; i++)
 		free_layer(&lw->layers[i]);
+	cv_graph3_free(&lw->g3);
 	memset(lw, 0, sizeof(*lw));
 }

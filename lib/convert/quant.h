@@ -145,6 +145,29 @@ void cv_qgraph_free(struct cv_qgraph *q);
 void cv_quantize_input(const float *src, int64_t C, int64_t H, int64_t W,
 		       const struct cv_qparam *p, int8_t *dst);
 
+/* --- lower_graph.c: any other graph as a 3.0 one ----------------------------- */
+
+/* A 3.0 graph at batch 1 that owns its arrays (cv_graph3_free() it). */
+struct cv_graph3 {
+	struct rkaccel_graph_desc desc;
+	struct rkaccel_graph_tensor *tensors;
+	struct rkaccel_graph_node *nodes;
+	uint32_t *edges, *outputs;
+	uint32_t n_edges;
+	struct rkaccel_graph_input input;
+	char **names;		/* per tensor */
+	void **arrays;		/* weights, biases, scales */
+	int n_arrays;
+};
+
+/*
+ * The quantized @g as a 3.0 graph (see the file for what lowers and how).
+ * Anything else: one message per node that does not fit, and -1.
+ */
+int cv_lower_graph(const struct cv_graph *g, const struct cv_qgraph *q, struct cv_graph3 *o,
+		   struct cv_diag *d);
+void cv_graph3_free(struct cv_graph3 *o);
+
 /* --- lower_chain.c: a chain of 2.0 layers ------------------------------------ */
 
 struct cv_lowered {
@@ -154,6 +177,8 @@ struct cv_lowered {
 	int64_t in_c, in_h, in_w;
 	int layer_tensor[RKACCEL_MODEL_MAX_LAYERS];	/* the graph tensor each layer writes */
 	struct cv_norm norm;	/* norm.set && !norm.folded: the 3.0 input record's */
+	bool is_graph;		/* not a chain: @g3 holds the model, desc is empty */
+	struct cv_graph3 g3;
 };
 
 /*

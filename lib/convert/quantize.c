@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Quantization of a calibrated graph: every activation tensor gets int8
- * asymmetric parameters from the range its algorithm keeps; pools and
+ * asymmetric parameters from the range its algorithm keeps (cut at 6 after
+ * a fused ReLU6, whose clip is then the int8 saturation); pools and
  * reshapes pass their input's on (the NPU's pools do not requantize).
  * Conv and FullyConnected weights become int8 symmetric per output channel
  * (or per layer), biases int32 in units of input scale x weight scale.
@@ -34,10 +35,14 @@ static int act_params(const struct cv_graph *g, const struct cv_calib *c,
 
 	for (int t = 0; t < g->n_tensors; t++) {
 		float lo, hi;
+		int p;
 
 		if (!c->t[t].seen)
 			continue;
 		cv_algo_range(&c->t[t], o->algo, &lo, &hi);
+		p = g->tensors[t].producer;
+		if (p >= 0 && g->nodes[p].act == CV_ACT_RELU6 && hi > 6.0f)
+			hi = 6.0f;	/* ReLU6: the int8 saturation at 6 is the clip */
 		cv_range_to_qparams(lo, hi, &q->t[t].scale, &q->t[t].zp);
 		q->t[t].set = true;
 	}

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The lowered chain as a model format 3.0 file with the batch baked in
- * (rkaccel-convert --batch, the toolkit's rknn_batch_size): the graph of
- * rkaccel_graph_from_model() with every dims[0] set to the batch, the ONNX
+ * The lowered model as a format 3.0 file with the batch baked in
+ * (rkaccel-convert --batch, the toolkit's rknn_batch_size): a chain as
+ * rkaccel_graph_from_model() gives it, any other graph as lower_graph.c
+ * made it, with every dims[0] set to the batch, the ONNX
  * model's input and output names on its input and output, and a custom
  * string. The runtime lowers it back and runs the batch across the cores.
  * Mean/std and channel order that could not be folded into the first layer
@@ -46,17 +47,21 @@ int cv_save_graph(const struct cv_graph *g, const struct cv_lowered *l, uint32_t
 	struct rkaccel_graph_tensor *ts;
 	struct rkaccel_graph_input in;
 	struct rkaccel_graph_desc d;
-	struct rkaccel_graph *g3;
+	struct rkaccel_graph *g3 = NULL;
 	int ret;
 
 	if (batch < 1 || batch > RKACCEL_GRAPH_MAX_BATCH) {
 		snprintf(msg, msg_len, "batch %u: not 1..%u", batch, RKACCEL_GRAPH_MAX_BATCH);
 		return -EINVAL;
 	}
-	ret = rkaccel_graph_from_model(&l->desc, &g3, msg, msg_len);
-	if (ret)
-		return ret;
-	d = *rkaccel_graph_desc(g3);
+	if (l->is_graph) {
+		d = l->g3.desc;	/* lower_graph.c's, names and all */
+	} else {
+		ret = rkaccel_graph_from_model(&l->desc, &g3, msg, msg_len);
+		if (ret)
+			return ret;
+		d = *rkaccel_graph_desc(g3);
+	}
 	ts = malloc(d.num_tensors * sizeof(*ts));
 	if (!ts) {
 		rkaccel_graph_free(g3);
@@ -69,16 +74,16 @@ int cv_save_graph(const struct cv_graph *g, const struct cv_lowered *l, uint32_t
 	rename_tensor(ts, d.num_tensors, d.inputs[0].tensor, usable_name(g->tensors[l->input].name));
 	rename_tensor(ts, d.num_tensors, d.outputs[0], usable_name(g->tensors[l->output].name));
 	d.tensors = ts;
+	in = d.inputs[0];
 	if (l->norm.set && !l->norm.folded) {
 		/* Not folded (a padded first conv): the runtime normalises. */
-		in = d.inputs[0];
 		in.channel_order = l->norm.bgr ? RKACCEL_CHANNELS_BGR : RKACCEL_CHANNELS_AS_IS;
 		if (l->norm.n_ch) {
 			in.mean = l->norm.mean;
 			in.std = l->norm.std;
 		}
-		d.inputs = &in;
 	}
+	d.inputs = &in;
 	d.batch = batch;
 	d.custom = custom;
 	ret = rkaccel_graph_validate(&d, msg, msg_len);

@@ -232,7 +232,8 @@ int main(int argc, char **argv)
 	note = strchr(msg, '\n');
 	if (note)
 		*note++ = '\0';
-	v3 = a.batch || a.custom || (note && strstr(note, "not folded"));
+	v3 = a.batch || a.custom || (note && strstr(note, "not folded")) ||
+	     strstr(msg, "format 3.0");	/* a graph that is not a chain */
 	printf("%s -> %s: %s (%s, %s, %s %u)\n", a.model, a.out, msg, cv_algo_name(a.opts.algo),
 	       a.opts.per_layer ? "per layer" : "per channel",
 	       v3 ? "format 3.0, batch" : "format 2.0, batch", a.batch ? a.batch : 1);

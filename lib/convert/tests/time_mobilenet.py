@@ -9,10 +9,10 @@ usage: time_mobilenet.py RKACCEL-CONVERT WORKDIR [N_IMAGES] [ALGORITHM]
 
 Exports the network to ONNX (opset 13), writes N_IMAGES (default 20) seeded
 smooth RGB images as .npy (NCHW raw pixels), then times rkaccel-convert with
-the toolkit's ImageNet mean/std. Lowering to the NPU chain is refused today
-(more than 16 layers, residual adds, ReLU6): the time printed is read,
-prepare, mean/std fold, calibration on the float executor and quantization
-up to that refusal; the refusal's first lines are printed too.
+the toolkit's ImageNet mean/std: read, prepare, the mean/std step,
+calibration on the float executor, quantization and the lowering to a 3.0
+graph (lower_graph.c). scripts/tv-data.sh times torchvision's own network
+without the mean/std step (Documentation/convert.rst).
 """
 
 import os
