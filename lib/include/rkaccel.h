@@ -770,7 +770,9 @@ size_t rkaccel_ctx_output_size(const struct rkaccel_ctx *ctx);
  * -EBUSY (another call on @ctx is under way), -ENOMEM, -EAGAIN (no thread
  * could be started), the error of a failed ioctl, or the error the job's
  * fence was signalled with (-EIO, -ETIMEDOUT, -ECANCELED, ...) of a
- * failing slice. On an error the content of @out is undefined.
+ * failing slice; -ETIME only when a slice is still running after 10
+ * minutes (a backstop: the driver ends a job within its max_job_ms). On an
+ * error the content of @out is undefined.
  */
 int rkaccel_ctx_run(struct rkaccel_ctx *ctx, const void *in, size_t in_len, void *out,
 		    size_t out_len);
