@@ -54,9 +54,6 @@ static inline uint32_t native_planes(uint32_t channels, uint32_t elem_bytes)
 	return ALIGN_UP(channels, NATIVE_CHANNEL_ALIGN) * elem_bytes / RKNPU_ATOM_BYTES;
 }
 
-/* Most cores one inference is split over (RK3588: 3). */
-#define SPLIT_MAX_PARTS		4
-
 struct reloc {
 	uint32_t entry;		/* index into cmds */
 	uint32_t buf;		/* enum rkaccel_buffer */

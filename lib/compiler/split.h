@@ -12,6 +12,9 @@
 #include "rkaccel.h"
 #include "../model/model_links.h"
 
+/* Most cores one inference is split over (RK3588: 3). */
+#define SPLIT_MAX_PARTS		4
+
 /* A job: a chain of tasks on one core, started once the jobs it waits for are done. */
 struct split_job {
 	uint32_t core;				/* 0 .. ncores - 1: the n-th core of the mask */
