@@ -370,7 +370,7 @@ static void shape_place(struct tensor_place *tp, const struct rkaccel_tensor_sha
  */
 static int place_tensors(struct rkaccel_program *p, const struct rkaccel_model_desc *d,
 			 const struct model_io *io, const uint32_t *cat,
-			 const struct rkaccel_tensor_shape *s, struct tensor_place *t)
+			 const struct rkaccel_tensor_shape *s, struct tensor_place *t, bool own_bytes)
 {
 	uint32_t last = d->num_layers, count = 0, *order;
 	struct plan pl;
@@ -384,6 +384,16 @@ static int place_tensors(struct rkaccel_program *p, const struct rkaccel_model_d
 		return ret ? ret : -EINVAL;
 	}
 	plan_lives(&pl, d, io);
+	if (own_bytes) {
+		/*
+		 * A split program's cores run ahead of each other inside a stripe
+		 * segment (split.c): every tensor keeps its bytes for the whole run.
+		 */
+		for (uint32_t r = 0; r <= last; r++) {
+			pl.birth[r] = 0;
+			pl.death[r] = last;
+		}
+	}
 	order = calloc((size_t)last + 1, sizeof(*order));
 	if (!order) {
 		plan_free(&pl);
@@ -530,7 +540,7 @@ static int compile_layers(struct rkaccel_program *p, const struct rkaccel_model_
 		/* the model was checked: this fills the shapes */
 		ret = model_check(desc, io, cat, UINT32_MAX, s, NULL, 0);
 		if (!ret)
-			ret = place_tensors(p, desc, io, cat, s, t);
+			ret = place_tensors(p, desc, io, cat, s, t, o->ncores > 1);
 		if (!ret)
 			ret = plan_layers(lps, desc, io, t, banks);
 		if (!ret && o->ncores > 1)

@@ -103,6 +103,13 @@ struct layer_plan {
 	uint32_t wt_off, bias_off, bias_words;
 	uint32_t parts;				/* cores its tasks are split over (split.c) */
 	bool part_rows;				/* parts hold row tiles, else kernel tiles */
+	/*
+	 * seg > 0: a layer of stripe segment seg (split.c): part p computes
+	 * output rows [row_lo[p], row_hi[p]), its own share and the rows the
+	 * segment's later layers on the same core read (overlapping).
+	 */
+	uint32_t seg;
+	uint32_t row_lo[4], row_hi[4];
 };
 
 void prog_put_raw(struct rkaccel_program *p, uint64_t entry);

@@ -640,12 +640,44 @@ static uint32_t tile_part(const struct layer_plan *lp, uint32_t kt, uint32_t rt)
 	return (lp->part_rows ? rt : kt) * lp->parts / n;
 }
 
+/* The tiles of stripe @pt: output rows [row_lo, row_hi) by kernels, on one core. */
+static void put_stripe(struct rkaccel_program *p, const struct layer_plan *lp, uint32_t pt)
+{
+	uint32_t n = lp->desc->out_features, lo = lp->row_lo[pt], hi = lp->row_hi[pt];
+	struct tile_dst part[2] = { 0 };
+
+	for (uint32_t n0 = 0; n0 < lp->kernels; n0 += lp->tile_kernels) {
+		for (uint32_t oy0 = lo; oy0 < hi; oy0 += lp->tile_rows) {
+			struct task_tile t = {
+				.oy0 = oy0,
+				.out_rows = hi - oy0 < lp->tile_rows ? hi - oy0 : lp->tile_rows,
+				.n0 = n0,
+				.kernels = lp->kernels - n0 < lp->tile_kernels ?
+					   lp->kernels - n0 : lp->tile_kernels,
+				.weight_reuse = oy0 > lo,
+			};
+
+			t.out_channels = lp->dw ? n : n - n0 < t.kernels ? n - n0 : t.kernels;
+			tile_input(lp, &t);
+			put_channel_tiles(p, lp, &t, part);
+		}
+	}
+}
+
 /* Tiles over kernels (outer, weights stay in CBUF), output rows, input channels. */
 void conv_put_layer(struct rkaccel_program *p, const struct layer_plan *lp)
 {
 	uint32_t n = lp->desc->out_features, unit = p->cur_unit;
 	struct tile_dst part[2] = { 0 };
 
+	if (lp->seg) {
+		/* one channel tile: split.c keeps channel-tiled layers out of segments */
+		for (uint32_t pt = 0; pt < lp->parts; pt++) {
+			p->cur_unit = unit + pt;
+			put_stripe(p, lp, pt);
+		}
+		return;
+	}
 	if (lp->channel_tiles > 1)
 		partial_buffers(p, lp, part);
 	for (uint32_t n0 = 0; n0 < lp->kernels; n0 += lp->tile_kernels) {

@@ -30,6 +30,8 @@
 
 /* Thresholds tried: a layer is split when it gains more than f/4 boundaries. */
 static const uint32_t try_quarters[] = { 1, 2, 4, 8, 16 };
+/* Stripe segments tried: none, or computing at most this percent of a layer's rows. */
+static const uint32_t try_caps[] = { 0, 115, 130, 150, 200 };
 
 struct sjob {
 	uint32_t core;
@@ -176,6 +178,8 @@ static int deps_build(struct split_state *st, uint32_t n)
 
 /* --- estimates ----------------------------------------------------------------- */
 
+static uint64_t est_part(const struct layer_plan *lp);
+
 /* Device time of a share of @lp: @kp of its kernel tiles by @rp of its row tiles. */
 static uint64_t est_share(const struct layer_plan *lp, uint32_t kp, uint32_t rp)
 {
@@ -199,12 +203,40 @@ static uint64_t est_share(const struct layer_plan *lp, uint32_t kp, uint32_t rp)
 	       EST_MACS_PER_NS + bytes / EST_BYTES_PER_NS;
 }
 
+/* Device time of stripe rows [@lo, @hi) of @lp: every kernel tile, those rows. */
+static uint64_t est_rows(const struct layer_plan *lp, uint32_t lo, uint32_t hi)
+{
+	struct layer_plan c = *lp;
+	uint32_t nkt = is_pool(lp) ? 1 : DIV_UP(lp->kernels, lp->tile_kernels);
+	uint64_t one, tasks;
+
+	c.parts = 1;
+	one = est_share(&c, nkt, DIV_UP(lp->out_h, lp->tile_rows));
+	tasks = (uint64_t)nkt * DIV_UP(hi - lo, lp->tile_rows) * EST_TASK_NS;
+	/* the work and bytes in proportion to the rows, the fixed cost per task */
+	return tasks + (one - (uint64_t)nkt * DIV_UP(lp->out_h, lp->tile_rows) * EST_TASK_NS) *
+		       (hi - lo) / lp->out_h;
+}
+
+/* Device time of part @q of @lp. */
+static uint64_t est_unit(const struct layer_plan *lp, uint32_t q)
+{
+	return lp->seg ? est_rows(lp, lp->row_lo[q], lp->row_hi[q]) : est_part(lp);
+}
+
 /* The largest part's device time (parts hold contiguous ranges of tiles). */
 static uint64_t est_part(const struct layer_plan *lp)
 {
 	uint32_t nkt = is_pool(lp) ? 1 : DIV_UP(lp->kernels, lp->tile_kernels);
 	uint32_t nrt = DIV_UP(lp->out_h, lp->tile_rows);
 
+	if (lp->seg) {
+		uint64_t m = 0;
+
+		for (uint32_t q = 0; q < lp->parts; q++)
+			m = est_unit(lp, q) > m ? est_unit(lp, q) : m;
+		return m;
+	}
 	if (lp->parts < 2)
 		return est_share(lp, nkt, nrt);
 	if (lp->part_rows)
@@ -283,8 +315,10 @@ static bool unit_needs(const struct split_state *st, uint32_t i, uint32_t c,
 	memset(need, 0, SPLIT_MAX_PARTS * sizeof(*need));
 	for (uint32_t k = st->dep_first[i]; k < st->dep_first[i] + st->dep_count[i]; k++) {
 		uint32_t d = st->deps[k];
+		/* in the same stripe segment: only the same stripe, on this core */
+		bool same = st->best[i].seg && st->best[d].seg == st->best[i].seg;
 
-		for (uint32_t q = 0; q < st->best[d].parts; q++) {
+		for (uint32_t q = same ? c : 0; q < (same ? c + 1 : st->best[d].parts); q++) {
 			uint32_t w = st->unit_job[d * SPLIT_MAX_PARTS + q];
 			uint32_t wc = st->jobs[w].core;
 
@@ -392,7 +426,7 @@ static uint64_t schedule(struct split_state *st)
 		if (is_cat(st->in, i))
 			continue;
 		for (uint32_t q = 0; q < lp->parts; q++)
-			st->ns[u + q] = est_part(lp);
+			st->ns[u + q] = est_unit(lp, q);
 		if (lp->parts > 1) {
 			for (uint32_t q = 0; q < lp->parts; q++)
 				if (unit_place(st, i, u + q, q))
@@ -406,18 +440,145 @@ static uint64_t schedule(struct split_state *st)
 	return end;
 }
 
-/* The plans with every layer gaining more than @quarters / 4 boundaries split. */
-static void plans_for(struct split_state *st, uint32_t quarters)
+/* --- stripe segments --------------------------------------------------------------- */
+
+/* Whether layer @i can be a stripe segment's: rows of an image, one channel tile. */
+static bool stripe_ok(const struct split_state *st, uint32_t i)
+{
+	const struct layer_plan *lp = &st->in->lps[i];
+
+	if (is_cat(st->in, i) || lp->out_h < st->in->ncores)
+		return false;
+	if (is_pool(lp))
+		return true;
+	/* a fully connected layer over its pixels as one column has no rows */
+	return lp->channel_tiles == 1 && lp->in_w == lp->in.w && lp->out_h == lp->out.h;
+}
+
+/* Input rows layer @lp reads for its output rows [@lo, @hi). */
+static void rows_read(const struct layer_plan *lp, uint32_t lo, uint32_t hi, uint32_t *ilo,
+		      uint32_t *ihi)
+{
+	int64_t top = (int64_t)lo * lp->stride_y - lp->pad_t;
+	int64_t end = (int64_t)(hi - 1) * lp->stride_y - lp->pad_t + lp->kh;
+
+	*ilo = top < 0 ? 0 : (uint32_t)top;
+	*ihi = end > lp->in_h ? lp->in_h : (uint32_t)end;
+}
+
+static void widen(struct layer_plan *lp, uint32_t q, uint32_t lo, uint32_t hi)
+{
+	lp->row_lo[q] = lo < lp->row_lo[q] ? lo : lp->row_lo[q];
+	lp->row_hi[q] = hi > lp->row_hi[q] ? hi : lp->row_hi[q];
+}
+
+/*
+ * The rows of layers [@a, @b) as one segment in st->best (seg id @id): each
+ * part its own share of every layer, widened backwards by what the later
+ * layers of the same part read. Returns the most rows computed over any
+ * layer's own, in percent (100: no overlap).
+ */
+static uint32_t segment_rows(struct split_state *st, uint32_t a, uint32_t b, uint32_t id)
+{
+	const struct split_in *in = st->in;
+	uint32_t P = in->ncores, worst = 100;
+
+	for (uint32_t i = a; i < b; i++) {
+		struct layer_plan *lp = &st->best[i];
+
+		*lp = in->lps[i];
+		lp->parts = P;
+		lp->part_rows = true;
+		lp->seg = id;
+		for (uint32_t q = 0; q < P; q++) {
+			lp->row_lo[q] = lp->out_h * q / P;
+			lp->row_hi[q] = lp->out_h * (q + 1) / P;
+		}
+	}
+	for (uint32_t j = b; j-- > a;) {
+		const struct layer_plan *lj = &st->best[j];
+		const struct rkaccel_layer_desc *l = lj->desc;
+		uint32_t src = src_of(in, j);
+
+		for (uint32_t q = 0; q < P; q++) {
+			uint32_t ilo, ihi;
+
+			rows_read(lj, lj->row_lo[q], lj->row_hi[q], &ilo, &ihi);
+			if (src > a && src - 1 < j)
+				widen(&st->best[src - 1], q, ilo, ihi);
+			if (l->flags & RKACCEL_LAYER_ADD && l->add_input > a && l->add_input - 1 < j)
+				widen(&st->best[l->add_input - 1], q, lj->row_lo[q], lj->row_hi[q]);
+		}
+	}
+	for (uint32_t i = a; i < b; i++) {
+		const struct layer_plan *lp = &st->best[i];
+		uint32_t rows = 0;
+
+		for (uint32_t q = 0; q < P; q++)
+			rows += lp->row_hi[q] - lp->row_lo[q];
+		worst = rows * 100 / lp->out_h > worst ? rows * 100 / lp->out_h : worst;
+	}
+	return worst;
+}
+
+/*
+ * Stripe segments: runs of at least two layers whose parts compute
+ * overlapping rows so that no part waits for another inside the run,
+ * while no layer computes more than @cap percent of its rows; a run is
+ * kept when its estimate beats its layers on one core by a boundary.
+ */
+static void plan_segments(struct split_state *st, uint32_t cap)
+{
+	uint32_t id = 0;
+
+	for (uint32_t a = 0; a < st->n;) {
+		uint32_t b = a + 1;
+		uint64_t one = 0, part[SPLIT_MAX_PARTS] = { 0 }, worst = 0;
+
+		if (!stripe_ok(st, a)) {
+			a++;
+			continue;
+		}
+		while (b < st->n && stripe_ok(st, b) && segment_rows(st, a, b + 1, id + 1) <= cap)
+			b++;
+		if (b < st->n)
+			st->best[b] = st->in->lps[b];	/* the probe that failed */
+		segment_rows(st, a, b, id + 1);
+		for (uint32_t i = a; i < b; i++) {
+			one += est_part(&st->in->lps[i]);
+			for (uint32_t q = 0; q < st->in->ncores; q++)
+				part[q] += est_unit(&st->best[i], q);
+		}
+		for (uint32_t q = 0; q < st->in->ncores; q++)
+			worst = part[q] > worst ? part[q] : worst;
+		if (b - a < 2 || worst + st->in->boundary_ns >= one) {
+			for (uint32_t i = a; i < b; i++)
+				st->best[i] = st->in->lps[i];
+			a = a + 1;
+			continue;
+		}
+		id++;
+		a = b;
+	}
+}
+
+/*
+ * The plans with stripe segments below @cap percent (0: none) and every
+ * other layer gaining more than @quarters / 4 boundaries split.
+ */
+static void plans_for(struct split_state *st, uint32_t quarters, uint32_t cap)
 {
 	const struct split_in *in = st->in;
 
+	for (uint32_t i = 0; i < st->n; i++)
+		st->best[i] = in->lps[i];
+	if (cap)
+		plan_segments(st, cap);
 	for (uint32_t i = 0; i < st->n; i++) {
 		struct layer_plan c;
 		uint64_t one, part;
 
-		st->best[i] = in->lps[i];
-		st->best[i].parts = 1;
-		if (is_cat(in, i) || !quarters)
+		if (is_cat(in, i) || st->best[i].seg || !quarters)
 			continue;
 		best_split(&in->lps[i], in->banks, in->ncores, &c);
 		one = est_part(&st->best[i]);
@@ -447,7 +608,7 @@ void split_free(struct split_state *st)
  */
 int split_plan(const struct split_in *in, struct split_state **out)
 {
-	uint32_t n = in->d->num_layers, best_q = 0;
+	uint32_t n = in->d->num_layers, best_q = 0, best_cap = 0;
 	struct split_state *st = calloc(1, sizeof(*st));
 	uint64_t best = UINT64_MAX;
 	int ret = -ENOMEM;
@@ -463,26 +624,29 @@ int split_plan(const struct split_in *in, struct split_state **out)
 	st->ns = calloc((size_t)n * SPLIT_MAX_PARTS, sizeof(uint64_t));
 	if (st->dep_first && st->dep_count && st->best && st->unit_job && st->ns)
 		ret = deps_build(st, n);
-	for (uint32_t k = 0; !ret && k <= sizeof(try_quarters) / sizeof(try_quarters[0]); k++) {
-		uint32_t q = k ? try_quarters[k - 1] : 0;
-		uint64_t est;
+	for (uint32_t c = 0; !ret && c < sizeof(try_caps) / sizeof(try_caps[0]); c++) {
+		for (uint32_t k = 0; !ret && k <= sizeof(try_quarters) / sizeof(try_quarters[0]); k++) {
+			uint32_t q = k ? try_quarters[k - 1] : 0;
+			uint64_t est;
 
-		plans_for(st, q);
-		est = schedule(st);
-		if (!est) {
-			ret = -ENOMEM;
-		} else if (!k) {
-			st->one_ns = in->boundary_ns;
-			for (uint32_t u = 0; u < n * SPLIT_MAX_PARTS; u++)
-				st->one_ns += st->ns[u];
-		}
-		if (!ret && est < best) {
-			best = est;
-			best_q = q;
+			plans_for(st, q, try_caps[c]);
+			est = schedule(st);
+			if (!est) {
+				ret = -ENOMEM;
+			} else if (!k && !c) {
+				st->one_ns = in->boundary_ns;
+				for (uint32_t u = 0; u < n * SPLIT_MAX_PARTS; u++)
+					st->one_ns += st->ns[u];
+			}
+			if (!ret && est < best) {
+				best = est;
+				best_q = q;
+				best_cap = try_caps[c];
+			}
 		}
 	}
 	if (!ret) {
-		plans_for(st, best_q);
+		plans_for(st, best_q, best_cap);
 		for (uint32_t i = 0; i < n; i++)
 			in->lps[i] = st->best[i];
 		*out = st;
