@@ -187,12 +187,13 @@ static uint64_t est_share(const struct layer_plan *lp, uint32_t kp, uint32_t rp)
 	uint64_t nkt = is_pool(lp) ? 1 : DIV_UP(lp->kernels, lp->tile_kernels);
 	uint64_t nrt = DIV_UP(lp->out_h, lp->tile_rows);
 	uint64_t ct = is_pool(lp) ? 1 : lp->channel_tiles;
-	uint64_t in = (uint64_t)lp->in_h * lp->in_w * ALIGN_UP(d->in_features, 16);
+	uint64_t cp = is_pool(lp) ? ALIGN_UP(d->in_features, 16) : lp->channels_padded;
+	uint64_t in = (uint64_t)lp->in_h * lp->in_w * cp;
 	uint64_t out = (uint64_t)lp->out_h * lp->out_w * ALIGN_UP(d->out_features, 16) *
 		       lp->out.elem_bytes;
 	uint64_t wt = is_pool(lp) ? 0 : (uint64_t)lp->kernels * lp->taps * lp->channels_padded;
 	uint64_t macs = is_pool(lp) ? 0 : (uint64_t)lp->out_h * lp->out_w * d->out_features *
-					  lp->taps * (lp->dw ? 1 : d->in_features);
+					  lp->taps * (lp->dw ? 1 : lp->channels_padded);
 	uint64_t bytes;
 
 	if (d->flags & RKACCEL_LAYER_ADD)
@@ -203,19 +204,25 @@ static uint64_t est_share(const struct layer_plan *lp, uint32_t kp, uint32_t rp)
 	       EST_MACS_PER_NS + bytes / EST_BYTES_PER_NS;
 }
 
-/* Device time of stripe rows [@lo, @hi) of @lp: every kernel tile, those rows. */
+/*
+ * Device time of stripe rows [@lo, @hi) of @lp: every kernel tile over those
+ * rows, so the whole of the weights (each core of a segment loads them).
+ */
 static uint64_t est_rows(const struct layer_plan *lp, uint32_t lo, uint32_t hi)
 {
 	struct layer_plan c = *lp;
-	uint32_t nkt = is_pool(lp) ? 1 : DIV_UP(lp->kernels, lp->tile_kernels);
-	uint64_t one, tasks;
+	uint32_t rows = hi - lo, nkt = is_pool(lp) ? 1 : DIV_UP(lp->kernels, lp->tile_kernels);
+	uint64_t wt = is_pool(lp) ? 0 : (uint64_t)lp->kernels * lp->taps * lp->channels_padded;
+	uint64_t all, tasks;
 
 	c.parts = 1;
-	one = est_share(&c, nkt, DIV_UP(lp->out_h, lp->tile_rows));
-	tasks = (uint64_t)nkt * DIV_UP(hi - lo, lp->tile_rows) * EST_TASK_NS;
-	/* the work and bytes in proportion to the rows, the fixed cost per task */
-	return tasks + (one - (uint64_t)nkt * DIV_UP(lp->out_h, lp->tile_rows) * EST_TASK_NS) *
-		       (hi - lo) / lp->out_h;
+	c.seg = 0;
+	tasks = (uint64_t)nkt * DIV_UP(lp->out_h, lp->tile_rows) * EST_TASK_NS;
+	all = est_share(&c, nkt, DIV_UP(lp->out_h, lp->tile_rows)) - tasks -
+	      wt / EST_BYTES_PER_NS;
+	/* MACs, input and output in proportion to the rows */
+	return (uint64_t)nkt * DIV_UP(rows, lp->tile_rows) * EST_TASK_NS +
+	       all * rows / lp->out_h + wt / EST_BYTES_PER_NS;
 }
 
 /* Device time of part @q of @lp. */
