@@ -30,8 +30,11 @@
 
 /* Thresholds tried: a layer is split when it gains more than f/4 boundaries. */
 static const uint32_t try_quarters[] = { 1, 2, 4, 8, 16 };
-/* Stripe segments tried: none, or computing at most this percent of a layer's rows. */
-static const uint32_t try_caps[] = { 0, 115, 130, 150, 200 };
+/*
+ * Stripe segments tried: none, or computing at most this percent of a
+ * layer's rows; 1000 + the percent: only layers that stripe_wins() takes.
+ */
+static const uint32_t try_caps[] = { 0, 115, 130, 150, 200, 1115, 1130, 1150, 1200 };
 
 struct sjob {
 	uint32_t core;
@@ -529,36 +532,66 @@ static uint32_t segment_rows(struct split_state *st, uint32_t a, uint32_t b, uin
 }
 
 /*
+ * Whether layer @i is better in a stripe (its own share of rows, all its
+ * weights) than split on its own by kernels or rows after a boundary: the
+ * weight-heavy layers of a network's end are not.
+ */
+static bool stripe_wins(const struct split_state *st, uint32_t i)
+{
+	const struct split_in *in = st->in;
+	const struct layer_plan *lp = &in->lps[i];
+	struct layer_plan c;
+	uint64_t own = 0;
+
+	for (uint32_t q = 0; q < in->ncores; q++) {
+		uint64_t e = est_rows(lp, lp->out_h * q / in->ncores,
+				      lp->out_h * (q + 1) / in->ncores);
+
+		own = e > own ? e : own;
+	}
+	best_split(lp, in->banks, in->ncores, &c);
+	return c.parts < 2 || own < est_part(&c) + in->boundary_ns;
+}
+
+/*
  * Stripe segments: runs of at least two layers whose parts compute
  * overlapping rows so that no part waits for another inside the run,
  * while no layer computes more than @cap percent of its rows; a run is
- * kept when its estimate beats its layers on one core by a boundary.
+ * kept when its estimate beats its layers on one core, or split one by
+ * one, by a boundary. @strict: a layer that stripe_wins() refuses ends it.
  */
-static void plan_segments(struct split_state *st, uint32_t cap)
+static void plan_segments(struct split_state *st, uint32_t cap, bool strict)
 {
 	uint32_t id = 0;
 
 	for (uint32_t a = 0; a < st->n;) {
 		uint32_t b = a + 1;
-		uint64_t one = 0, part[SPLIT_MAX_PARTS] = { 0 }, worst = 0;
+		uint64_t one = 0, alt = 0, part[SPLIT_MAX_PARTS] = { 0 }, worst = 0;
 
 		if (!stripe_ok(st, a)) {
 			a++;
 			continue;
 		}
-		while (b < st->n && stripe_ok(st, b) && segment_rows(st, a, b + 1, id + 1) <= cap)
+		while (b < st->n && stripe_ok(st, b) && (!strict || stripe_wins(st, b)) &&
+		       segment_rows(st, a, b + 1, id + 1) <= cap)
 			b++;
 		if (b < st->n)
 			st->best[b] = st->in->lps[b];	/* the probe that failed */
 		segment_rows(st, a, b, id + 1);
 		for (uint32_t i = a; i < b; i++) {
-			one += est_part(&st->in->lps[i]);
+			struct layer_plan c;
+			uint64_t o = est_part(&st->in->lps[i]);
+
+			best_split(&st->in->lps[i], st->in->banks, st->in->ncores, &c);
+			one += o;
+			/* the layers split one by one instead: a boundary each */
+			alt += c.parts > 1 ? est_part(&c) + st->in->boundary_ns : o;
 			for (uint32_t q = 0; q < st->in->ncores; q++)
 				part[q] += est_unit(&st->best[i], q);
 		}
 		for (uint32_t q = 0; q < st->in->ncores; q++)
 			worst = part[q] > worst ? part[q] : worst;
-		if (b - a < 2 || worst + st->in->boundary_ns >= one) {
+		if (b - a < 2 || worst + st->in->boundary_ns >= (alt < one ? alt : one)) {
 			for (uint32_t i = a; i < b; i++)
 				st->best[i] = st->in->lps[i];
 			a = a + 1;
@@ -573,14 +606,14 @@ static void plan_segments(struct split_state *st, uint32_t cap)
  * The plans with stripe segments below @cap percent (0: none) and every
  * other layer gaining more than @quarters / 4 boundaries split.
  */
-static void plans_for(struct split_state *st, uint32_t quarters, uint32_t cap)
+static void plans_for_ex(struct split_state *st, uint32_t quarters, uint32_t cap, bool strict)
 {
 	const struct split_in *in = st->in;
 
 	for (uint32_t i = 0; i < st->n; i++)
 		st->best[i] = in->lps[i];
 	if (cap)
-		plan_segments(st, cap);
+		plan_segments(st, cap, strict);
 	for (uint32_t i = 0; i < st->n; i++) {
 		struct layer_plan c;
 		uint64_t one, part;
@@ -593,6 +626,11 @@ static void plans_for(struct split_state *st, uint32_t quarters, uint32_t cap)
 		if (c.parts > 1 && one > part && (one - part) * 4 > in->boundary_ns * quarters)
 			st->best[i] = c;
 	}
+}
+
+static void plans_for(struct split_state *st, uint32_t quarters, uint32_t cap)
+{
+	plans_for_ex(st, quarters, cap % 1000, cap >= 1000);
 }
 
 void split_free(struct split_state *st)
