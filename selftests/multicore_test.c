@@ -47,7 +47,8 @@ FIXTURE_SETUP(mc)
 	char msg[256] = "";
 	int ret;
 
-	ASSERT_EQ(0, rkaccel_open(NULL, &self->dev));
+	if (rkaccel_open(NULL, &self->dev))
+		SKIP(return, "no rkaccel device (host)");
 	ASSERT_EQ(0, rkaccel_query(self->dev, &self->info));
 	if (__builtin_popcount(self->info.core_mask) < 2)
 		SKIP(return, "one core: nothing to split over");
@@ -60,6 +61,8 @@ FIXTURE_SETUP(mc)
 
 FIXTURE_TEARDOWN(mc)
 {
+	if (!self->dev)
+		return;
 	rkaccel_ctx_destroy(self->one);
 	rkaccel_ctx_destroy(self->all);
 	rkaccel_model_free(self->model);
