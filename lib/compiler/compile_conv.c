@@ -613,15 +613,18 @@ void conv_split(struct layer_plan *lp, uint32_t banks, uint32_t parts, bool rows
 	/* channel tiles share their partial-sum buffers: one core */
 	if (parts < 2 || lp->channel_tiles > 1 || (!rows && lp->dw))
 		return;
+	/* smaller tiles, a multiple of @parts of them, so that the parts are even */
 	if (rows) {
-		if (DIV_UP(lp->out_h, lp->tile_rows) < parts)
-			lp->tile_rows = DIV_UP(lp->out_h, parts);
+		n = DIV_UP(lp->out_h, lp->tile_rows);
+		if (n % parts)
+			lp->tile_rows = DIV_UP(lp->out_h, DIV_UP(n, parts) * parts);
 		n = DIV_UP(lp->out_h, lp->tile_rows);
 	} else {
-		if (DIV_UP(lp->kernels, lp->tile_kernels) < parts &&
-		    lp->kernels > RKNPU_WEIGHT_GROUP) {
+		n = DIV_UP(lp->kernels, lp->tile_kernels);
+		if (n % parts && lp->kernels > RKNPU_WEIGHT_GROUP) {
 			/* fewer kernels per task: fewer weight banks, the rows still fit */
-			lp->tile_kernels = ALIGN_UP(DIV_UP(lp->kernels, parts), RKNPU_WEIGHT_GROUP);
+			lp->tile_kernels = ALIGN_UP(DIV_UP(lp->kernels, DIV_UP(n, parts) * parts),
+						    RKNPU_WEIGHT_GROUP);
 			lp->weight_banks = (uint32_t)weight_banks(lp, lp->tile_kernels,
 								  lp->tile_channels);
 			lp->data_banks = banks - lp->weight_banks;

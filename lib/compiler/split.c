@@ -34,7 +34,8 @@ static const uint32_t try_quarters[] = { 1, 2, 4, 8, 16 };
  * Stripe segments tried: none, or computing at most this percent of a
  * layer's rows; 1000 + the percent: only layers that stripe_wins() takes.
  */
-static const uint32_t try_caps[] = { 0, 115, 130, 150, 200, 1115, 1130, 1150, 1200 };
+static const uint32_t try_caps[] = { 0, 115, 130, 150, 200, 300, 1115, 1130, 1150, 1200,
+					1300 };
 
 struct sjob {
 	uint32_t core;
