@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "compile.h"
-#include "../model/model_links.h"
+#include "split.h"
 #include "rkaccel_drm.h"
 
 /* Entries of a task's tail: next address, next amounts, prefix, enable. */
@@ -82,10 +82,13 @@ void prog_put_addr(struct rkaccel_program *p, uint16_t reg, uint32_t buf, uint32
 void prog_task_begin(struct rkaccel_program *p)
 {
 	if (!grow((void **)&p->task_start, &p->cap_tasks, p->num_tasks + 1,
-		  sizeof(*p->task_start))) {
+		  sizeof(*p->task_start)) ||
+	    !grow((void **)&p->task_unit, &p->cap_units, p->num_tasks + 1,
+		  sizeof(*p->task_unit))) {
 		p->err = -ENOMEM;
 		return;
 	}
+	p->task_unit[p->num_tasks] = p->cur_unit;
 	p->task_start[p->num_tasks++] = p->num_cmds;
 }
 
@@ -367,7 +370,7 @@ static void shape_place(struct tensor_place *tp, const struct rkaccel_tensor_sha
  */
 static int place_tensors(struct rkaccel_program *p, const struct rkaccel_model_desc *d,
 			 const struct model_io *io, const uint32_t *cat,
-			 const struct rkaccel_tensor_shape *s, struct tensor_place *t)
+			 const struct rkaccel_tensor_shape *s, struct tensor_place *t, bool own_bytes)
 {
 	uint32_t last = d->num_layers, count = 0, *order;
 	struct plan pl;
@@ -381,6 +384,16 @@ static int place_tensors(struct rkaccel_program *p, const struct rkaccel_model_d
 		return ret ? ret : -EINVAL;
 	}
 	plan_lives(&pl, d, io);
+	if (own_bytes) {
+		/*
+		 * A split program's cores run ahead of each other inside a stripe
+		 * segment (split.c): every tensor keeps its bytes for the whole run.
+		 */
+		for (uint32_t r = 0; r <= last; r++) {
+			pl.birth[r] = 0;
+			pl.death[r] = last;
+		}
+	}
 	order = calloc((size_t)last + 1, sizeof(*order));
 	if (!order) {
 		plan_free(&pl);
@@ -438,7 +451,8 @@ static int plan_layers(struct layer_plan *lps, const struct rkaccel_model_desc *
 
 		if (is_concat(l))
 			continue;
-		*lp = (struct layer_plan){ .desc = l, .in = t[layer_src(io, i)], .out = t[i + 1] };
+		*lp = (struct layer_plan){ .desc = l, .in = t[layer_src(io, i)], .out = t[i + 1],
+					   .parts = 1 };
 		if (l->flags & RKACCEL_LAYER_ADD)
 			lp->add = t[l->add_input];
 		ret = is_pool_op(l->op) ? pool_plan(lp, banks * RKNPU_CBUF_BANK_SIZE) :
@@ -473,6 +487,7 @@ static int compile_plans(struct rkaccel_program *p, const struct rkaccel_model_d
 	for (i = 0; i < desc->num_layers; i++) {
 		if (is_concat(&desc->layers[i]))
 			continue;	/* its producers wrote it */
+		p->cur_unit = i * SPLIT_MAX_PARTS;
 		if (is_pool_op(desc->layers[i].op)) {
 			pool_put_layer(p, &lps[i]);
 			continue;
@@ -486,8 +501,34 @@ static int compile_plans(struct rkaccel_program *p, const struct rkaccel_model_d
 	return p->err;
 }
 
+/* What program_compile() was asked for beyond the model. */
+struct compile_opts {
+	uint32_t ncores;	/* > 1: split over that many cores */
+	uint64_t boundary_ns;
+	uint32_t max_tasks;
+};
+
+static int compile_split(struct rkaccel_program *p, const struct rkaccel_model_desc *desc,
+			 const struct model_io *io, const uint32_t *cat,
+			 const struct tensor_place *t, struct layer_plan *lps, uint32_t banks,
+			 const struct compile_opts *o)
+{
+	struct split_in in = { desc, io, cat, t, lps, banks, o->ncores, o->max_tasks,
+			       o->boundary_ns };
+	struct split_state *st;
+	int ret = split_plan(&in, &st);
+
+	if (!ret)
+		ret = compile_plans(p, desc, lps);
+	if (!ret)
+		ret = split_jobs_build(st, p);
+	split_free(st);
+	return ret;
+}
+
 static int compile_layers(struct rkaccel_program *p, const struct rkaccel_model_desc *desc,
-			  const struct model_io *io, const uint32_t *cat, uint32_t banks)
+			  const struct model_io *io, const uint32_t *cat, uint32_t banks,
+			  const struct compile_opts *o)
 {
 	size_t n = (size_t)desc->num_layers + 1;
 	struct rkaccel_tensor_shape *s = calloc(n, sizeof(*s));
@@ -499,10 +540,12 @@ static int compile_layers(struct rkaccel_program *p, const struct rkaccel_model_
 		/* the model was checked: this fills the shapes */
 		ret = model_check(desc, io, cat, UINT32_MAX, s, NULL, 0);
 		if (!ret)
-			ret = place_tensors(p, desc, io, cat, s, t);
+			ret = place_tensors(p, desc, io, cat, s, t, o->ncores > 1);
 		if (!ret)
 			ret = plan_layers(lps, desc, io, t, banks);
-		if (!ret)
+		if (!ret && o->ncores > 1)
+			ret = compile_split(p, desc, io, cat, t, lps, banks, o);
+		else if (!ret)
 			ret = compile_plans(p, desc, lps);
 	}
 	free(s);
@@ -511,9 +554,9 @@ static int compile_layers(struct rkaccel_program *p, const struct rkaccel_model_
 	return ret;
 }
 
-int program_compile(const struct rkaccel_model_desc *desc, const struct model_io *io,
-		    const uint32_t *cat, const struct rkaccel_info *info,
-		    struct rkaccel_program **prog)
+static int compile_opts(const struct rkaccel_model_desc *desc, const struct model_io *io,
+			const uint32_t *cat, const struct rkaccel_info *info,
+			const struct compile_opts *o, struct rkaccel_program **prog)
 {
 	struct rkaccel_program *p;
 	uint32_t banks;
@@ -526,9 +569,9 @@ int program_compile(const struct rkaccel_model_desc *desc, const struct model_io
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	ret = compile_layers(p, desc, io, cat, banks);
+	ret = compile_layers(p, desc, io, cat, banks, o);
 	/* the driver takes at most max_tasks hardware tasks in one job */
-	if (!ret && p->num_tasks > info->max_tasks)
+	if (!ret && !p->jobs && p->num_tasks > info->max_tasks)
 		ret = -E2BIG;
 	if (ret) {
 		rkaccel_program_free(p);
@@ -536,6 +579,32 @@ int program_compile(const struct rkaccel_model_desc *desc, const struct model_io
 	}
 	*prog = p;
 	return 0;
+}
+
+int program_compile(const struct rkaccel_model_desc *desc, const struct model_io *io,
+		    const uint32_t *cat, const struct rkaccel_info *info,
+		    struct rkaccel_program **prog)
+{
+	struct compile_opts o = { .ncores = 1 };
+
+	return compile_opts(desc, io, cat, info, &o, prog);
+}
+
+int program_compile_split(const struct rkaccel_model_desc *desc, const struct model_io *io,
+			  const uint32_t *cat, const struct rkaccel_info *info,
+			  uint32_t ncores, uint64_t boundary_ns, struct rkaccel_program **prog)
+{
+	struct compile_opts o = { ncores, boundary_ns, info->max_tasks };
+
+	*prog = NULL;
+	if (ncores < 2 || ncores > SPLIT_MAX_PARTS)
+		return -EINVAL;
+	return compile_opts(desc, io, cat, info, &o, prog);
+}
+
+const struct split_jobs *program_jobs(const struct rkaccel_program *prog)
+{
+	return prog->jobs;
 }
 
 int rkaccel_program_compile(const struct rkaccel_model_desc *desc,
@@ -570,6 +639,8 @@ void rkaccel_program_free(struct rkaccel_program *prog)
 		return;
 	free(prog->cmds);
 	free(prog->task_start);
+	free(prog->task_unit);
+	split_jobs_free(prog->jobs);
 	free(prog->relocs);
 	free(prog->weights);
 	free(prog);
@@ -600,12 +671,11 @@ uint64_t rkaccel_program_macs(const struct rkaccel_program *prog)
 	return prog->macs;
 }
 
-/* Link task @t to @t + 1 through its tail; the last one ends the chain. */
-static void link_task(const struct rkaccel_program *p, uint32_t t, uint64_t regcmd_addr,
-		      uint64_t *out)
+/* Link task @t to task @next (UINT32_MAX: none) through its tail; none ends the chain. */
+static void link_task(const struct rkaccel_program *p, uint32_t t, uint32_t next,
+		      uint64_t regcmd_addr, uint64_t *out)
 {
 	uint32_t tail = p->task_start[t] + task_entries(p, t) - TAIL_ENTRIES;
-	uint32_t next = t + 1;
 	uint32_t addr = 0, amounts = 0;
 
 	if (next < p->num_tasks) {
@@ -617,11 +687,10 @@ static void link_task(const struct rkaccel_program *p, uint32_t t, uint64_t regc
 	out[tail + 1] = regcmd(RKNPU_TGT_PC, RKNPU_PC_REGISTER_AMOUNTS, amounts);
 }
 
-int rkaccel_program_emit(const struct rkaccel_program *prog,
-			 const uint64_t addr[RKACCEL_BUF_COUNT], void *dst,
-			 struct rkaccel_pc_start *starts)
+/* The commands with every address patched, in CPU order (links still to do). */
+static int emit_patched(const struct rkaccel_program *prog,
+			const uint64_t addr[RKACCEL_BUF_COUNT], uint64_t *out)
 {
-	uint64_t *out = dst;
 	uint32_t i;
 
 	for (i = 0; i < RKACCEL_BUF_COUNT; i++)
@@ -635,16 +704,72 @@ int rkaccel_program_emit(const struct rkaccel_program *prog,
 
 		out[r->entry] = (e & ~(0xffffffffull << 16)) | ((uint64_t)val << 16);
 	}
+	return 0;
+}
+
+/* The PC start of the chain @tasks[@count], linked in that order. */
+static struct rkaccel_pc_start emit_chain(const struct rkaccel_program *prog,
+					  const uint32_t *tasks, uint32_t count,
+					  uint64_t regcmd_addr, uint64_t *out)
+{
+	for (uint32_t i = 0; i < count; i++)
+		link_task(prog, tasks[i], i + 1 < count ? tasks[i + 1] : UINT32_MAX,
+			  regcmd_addr, out);
+	return (struct rkaccel_pc_start){
+		.regcmd_addr = regcmd_addr + (uint64_t)prog->task_start[tasks[0]] * sizeof(uint64_t),
+		.regcmd_count = task_entries(prog, tasks[0]),
+		.task_count = count,
+		.flags = task_runs_ppu(prog, tasks[count - 1]) ? DRM_RKACCEL_TASK_ENDS_PPU : 0,
+	};
+}
+
+static void emit_le(const struct rkaccel_program *prog, uint64_t *out)
+{
+	for (uint32_t i = 0; i < prog->num_cmds; i++)
+		out[i] = htole64(out[i]);
+}
+
+int rkaccel_program_emit(const struct rkaccel_program *prog,
+			 const uint64_t addr[RKACCEL_BUF_COUNT], void *dst,
+			 struct rkaccel_pc_start *starts)
+{
+	uint64_t *out = dst;
+	uint32_t i;
+	int ret;
+
+	if (prog->jobs)
+		return -EINVAL;	/* program_emit_jobs() */
+	ret = emit_patched(prog, addr, out);
+	if (ret)
+		return ret;
 	/* one chain: compile refused programs longer than one job */
 	for (i = 0; i < prog->num_tasks; i++)
-		link_task(prog, i, addr[RKACCEL_BUF_REGCMD], out);
+		link_task(prog, i, i + 1, addr[RKACCEL_BUF_REGCMD], out);
 	starts[0] = (struct rkaccel_pc_start){
 		.regcmd_addr = addr[RKACCEL_BUF_REGCMD],
 		.regcmd_count = task_entries(prog, 0),
 		.task_count = prog->num_tasks,
 		.flags = task_runs_ppu(prog, prog->num_tasks - 1) ? DRM_RKACCEL_TASK_ENDS_PPU : 0,
 	};
-	for (i = 0; i < prog->num_cmds; i++)
-		out[i] = htole64(out[i]);
+	emit_le(prog, out);
+	return 0;
+}
+
+int program_emit_jobs(const struct rkaccel_program *prog, const uint64_t addr[RKACCEL_BUF_COUNT],
+		      void *dst, struct rkaccel_pc_start *starts)
+{
+	const struct split_jobs *sj = prog->jobs;
+	uint64_t *out = dst;
+	int ret;
+
+	if (!sj)
+		return -EINVAL;
+	ret = emit_patched(prog, addr, out);
+	if (ret)
+		return ret;
+	for (uint32_t j = 0; j < sj->num_jobs; j++)
+		starts[j] = emit_chain(prog, &sj->tasks[sj->job[j].task_first],
+				       sj->job[j].task_count, addr[RKACCEL_BUF_REGCMD], out);
+	emit_le(prog, out);
 	return 0;
 }

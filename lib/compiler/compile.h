@@ -71,6 +71,9 @@ struct rkaccel_program {
 	size_t size[RKACCEL_BUF_COUNT];
 	uint64_t macs;
 	int err;		/* first allocation failure while building */
+	uint32_t *task_unit;	/* per task: layer * SPLIT_MAX_PARTS + part (split.c) */
+	uint32_t cap_units, cur_unit;	/* cur_unit: of the tasks being put */
+	struct split_jobs *jobs;	/* NULL: one chain of every task */
 };
 
 /* Where a tensor lives: buffer, offset, plane stride; its shape. */
@@ -98,6 +101,15 @@ struct layer_plan {
 	int32_t cvt_offset;
 	uint32_t ew_scale, ew_shift;
 	uint32_t wt_off, bias_off, bias_words;
+	uint32_t parts;				/* cores its tasks are split over (split.c) */
+	bool part_rows;				/* parts hold row tiles, else kernel tiles */
+	/*
+	 * seg > 0: a layer of stripe segment seg (split.c): part p computes
+	 * output rows [row_lo[p], row_hi[p]), its own share and the rows the
+	 * segment's later layers on the same core read (overlapping).
+	 */
+	uint32_t seg;
+	uint32_t row_lo[4], row_hi[4];
 };
 
 void prog_put_raw(struct rkaccel_program *p, uint64_t entry);
@@ -113,6 +125,30 @@ int conv_plan(struct layer_plan *lp, uint32_t banks);
 uint64_t conv_weight_bytes(const struct layer_plan *lp);
 int conv_fill_weights(const struct layer_plan *lp, uint8_t *blob);
 void conv_put_layer(struct rkaccel_program *p, const struct layer_plan *lp);
+
+/*
+ * Split @lp's tasks over @parts cores by rows (@rows) or kernels, re-tiling
+ * when it has fewer tiles than parts; lp->parts gets what was possible.
+ */
+void conv_split(struct layer_plan *lp, uint32_t banks, uint32_t parts, bool rows);
+
+/* split.c: one inference over several cores. */
+struct split_in {
+	const struct rkaccel_model_desc *d;
+	const struct model_io *io;
+	const uint32_t *cat;
+	const struct tensor_place *t;	/* every tensor's place */
+	struct layer_plan *lps;		/* single-core plans in, the split's out */
+	uint32_t banks, ncores, max_tasks;
+	uint64_t boundary_ns;
+};
+struct split_state;
+struct split_jobs;
+struct model_io;
+int split_plan(const struct split_in *in, struct split_state **st);
+int split_jobs_build(struct split_state *st, struct rkaccel_program *p);
+void split_free(struct split_state *st);
+void split_jobs_free(struct split_jobs *sj);
 
 /* compile_pool.c: max and average pooling on the PPU. */
 int pool_plan(struct layer_plan *lp, uint32_t cbuf_size);

@@ -604,16 +604,89 @@ static void put_channel_tiles(struct rkaccel_program *p, const struct layer_plan
 	}
 }
 
+void conv_split(struct layer_plan *lp, uint32_t banks, uint32_t parts, bool rows)
+{
+	uint32_t n;
+
+	lp->parts = 1;
+	lp->part_rows = rows;
+	/* channel tiles share their partial-sum buffers: one core */
+	if (parts < 2 || lp->channel_tiles > 1 || (!rows && lp->dw))
+		return;
+	/* smaller tiles, a multiple of @parts of them, so that the parts are even */
+	if (rows) {
+		n = DIV_UP(lp->out_h, lp->tile_rows);
+		if (n % parts)
+			lp->tile_rows = DIV_UP(lp->out_h, DIV_UP(n, parts) * parts);
+		n = DIV_UP(lp->out_h, lp->tile_rows);
+	} else {
+		n = DIV_UP(lp->kernels, lp->tile_kernels);
+		if (n % parts && lp->kernels > RKNPU_WEIGHT_GROUP) {
+			/* fewer kernels per task: fewer weight banks, the rows still fit */
+			lp->tile_kernels = ALIGN_UP(DIV_UP(lp->kernels, DIV_UP(n, parts) * parts),
+						    RKNPU_WEIGHT_GROUP);
+			lp->weight_banks = (uint32_t)weight_banks(lp, lp->tile_kernels,
+								  lp->tile_channels);
+			lp->data_banks = banks - lp->weight_banks;
+		}
+		n = DIV_UP(lp->kernels, lp->tile_kernels);
+	}
+	lp->parts = n < parts ? n : parts;
+}
+
+/* The part (core) of the tile at kernel tile @kt, row tile @rt: contiguous ranges. */
+static uint32_t tile_part(const struct layer_plan *lp, uint32_t kt, uint32_t rt)
+{
+	uint32_t n = lp->part_rows ? DIV_UP(lp->out_h, lp->tile_rows) :
+				     DIV_UP(lp->kernels, lp->tile_kernels);
+
+	return (lp->part_rows ? rt : kt) * lp->parts / n;
+}
+
+/* The tiles of stripe @pt: output rows [row_lo, row_hi) by kernels, on one core. */
+static void put_stripe(struct rkaccel_program *p, const struct layer_plan *lp, uint32_t pt)
+{
+	uint32_t n = lp->desc->out_features, lo = lp->row_lo[pt], hi = lp->row_hi[pt];
+	struct tile_dst part[2] = { 0 };
+
+	for (uint32_t n0 = 0; n0 < lp->kernels; n0 += lp->tile_kernels) {
+		for (uint32_t oy0 = lo; oy0 < hi; oy0 += lp->tile_rows) {
+			struct task_tile t = {
+				.oy0 = oy0,
+				.out_rows = hi - oy0 < lp->tile_rows ? hi - oy0 : lp->tile_rows,
+				.n0 = n0,
+				.kernels = lp->kernels - n0 < lp->tile_kernels ?
+					   lp->kernels - n0 : lp->tile_kernels,
+				.weight_reuse = oy0 > lo,
+			};
+
+			t.out_channels = lp->dw ? n : n - n0 < t.kernels ? n - n0 : t.kernels;
+			tile_input(lp, &t);
+			put_channel_tiles(p, lp, &t, part);
+		}
+	}
+}
+
 /* Tiles over kernels (outer, weights stay in CBUF), output rows, input channels. */
 void conv_put_layer(struct rkaccel_program *p, const struct layer_plan *lp)
 {
-	uint32_t n = lp->desc->out_features;
+	uint32_t n = lp->desc->out_features, unit = p->cur_unit;
 	struct tile_dst part[2] = { 0 };
 
+	if (lp->seg) {
+		/* one channel tile: split.c keeps channel-tiled layers out of segments */
+		for (uint32_t pt = 0; pt < lp->parts; pt++) {
+			p->cur_unit = unit + pt;
+			put_stripe(p, lp, pt);
+		}
+		return;
+	}
 	if (lp->channel_tiles > 1)
 		partial_buffers(p, lp, part);
 	for (uint32_t n0 = 0; n0 < lp->kernels; n0 += lp->tile_kernels) {
 		for (uint32_t oy0 = 0; oy0 < lp->out_h; oy0 += lp->tile_rows) {
+			uint32_t kt = n0 / lp->tile_kernels, rt = oy0 / lp->tile_rows;
+			uint32_t pt = lp->parts > 1 ? tile_part(lp, kt, rt) : 0;
 			struct task_tile t = {
 				.oy0 = oy0,
 				.out_rows = lp->out_h - oy0 < lp->tile_rows ? lp->out_h - oy0 :
@@ -621,9 +694,15 @@ void conv_put_layer(struct rkaccel_program *p, const struct layer_plan *lp)
 				.n0 = n0,
 				.kernels = lp->kernels - n0 < lp->tile_kernels ?
 					   lp->kernels - n0 : lp->tile_kernels,
-				/* other channel tiles' weights were loaded since */
-				.weight_reuse = oy0 > 0 && lp->channel_tiles == 1,
+				/*
+				 * other channel tiles' weights were loaded since; a part's
+				 * first row tile runs on a core that has not seen them
+				 */
+				.weight_reuse = oy0 > 0 && lp->channel_tiles == 1 &&
+						(lp->parts < 2 || tile_part(lp, kt, rt - 1) == pt),
 			};
+
+			p->cur_unit = unit + pt;
 
 			t.out_channels = lp->dw ? n : n - n0 < t.kernels ? n - n0 : t.kernels;
 			tile_input(lp, &t);

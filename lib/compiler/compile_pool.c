@@ -122,15 +122,32 @@ static void pool_put_band(struct rkaccel_program *p, const struct layer_plan *lp
 	prog_task_end(p, PPU_BLOCKS);
 }
 
-void pool_put_layer(struct rkaccel_program *p, const struct layer_plan *lp)
+/* Bands of output rows [@lo, @hi). */
+static void pool_put_rows(struct rkaccel_program *p, const struct layer_plan *lp, uint32_t lo,
+			  uint32_t hi)
 {
-	for (uint32_t oy0 = 0; oy0 < lp->out_h; oy0 += lp->tile_rows) {
+	for (uint32_t oy0 = lo; oy0 < hi; oy0 += lp->tile_rows) {
 		struct pool_band b = {
 			.oy0 = oy0,
-			.rows = lp->out_h - oy0 < lp->tile_rows ? lp->out_h - oy0 : lp->tile_rows,
+			.rows = hi - oy0 < lp->tile_rows ? hi - oy0 : lp->tile_rows,
 		};
 
 		pool_band_input(lp, &b);
 		pool_put_band(p, lp, &b);
+	}
+}
+
+void pool_put_layer(struct rkaccel_program *p, const struct layer_plan *lp)
+{
+	uint32_t unit = p->cur_unit;
+
+	if (!lp->seg) {
+		pool_put_rows(p, lp, 0, lp->out_h);
+		return;
+	}
+	/* a stripe segment's layer (split.c): each part's rows on its core */
+	for (uint32_t pt = 0; pt < lp->parts; pt++) {
+		p->cur_unit = unit + pt;
+		pool_put_rows(p, lp, lp->row_lo[pt], lp->row_hi[pt]);
 	}
 }

@@ -21,7 +21,7 @@ extern "C" {
  * Not the driver's version, which rkaccel_query() reports.
  */
 #define RKACCEL_LIB_VERSION_MAJOR	2
-#define RKACCEL_LIB_VERSION_MINOR	3
+#define RKACCEL_LIB_VERSION_MINOR	4
 #define RKACCEL_LIB_VERSION_PATCH	0
 #define RKACCEL_LIB_VERSION_CODE(major, minor, patch) \
 	(((major) << 16) | ((minor) << 8) | (patch))
@@ -787,6 +787,72 @@ int rkaccel_ctx_run(struct rkaccel_ctx *ctx, const void *in, size_t in_len, void
  */
 int rkaccel_ctx_slice_info(const struct rkaccel_ctx *ctx, uint32_t slice, uint32_t *core,
 			   uint64_t *ns);
+
+/*
+ * --- one inference over several cores ---------------------------------------
+ *
+ * A batch-1 context whose core mask names two cores or more (RK3588: 0x3,
+ * 0x5, 0x6, 0x7; RK3576: 0x3) runs each inference as a split program
+ * (Documentation/runtime.rst, "One inference over several cores"): each
+ * large layer's tasks divided among the cores by kernels or rows, the
+ * others kept whole, as jobs on a kernel context per core ordered by
+ * syncobjs, so that one image's latency drops. The output is bit-exact
+ * against a run on one core. It is compiled on the first run with that
+ * mask; its weights are a second weight BO (the layers are re-tiled).
+ * Mask 0 (any core) and batches above 1 are unchanged.
+ * RKACCEL_SPLIT_BOUNDARY_NS in the environment sets what the plan charges
+ * each job's start (default 50000 ns).
+ */
+
+/* Most cores rkaccel_run_info reports. */
+#define RKACCEL_MAX_CORES	8
+
+/* What the last run did on the device. */
+struct rkaccel_run_info {
+	uint32_t jobs;		/* kernel jobs (one per slice on one core) */
+	uint32_t waits;		/* syncobj waits between the jobs (cross-core order) */
+	uint32_t split_layers;	/* layers whose tasks ran on several cores */
+	uint32_t cores;		/* entries of core_ns the device reports */
+	uint64_t core_ns[RKACCEL_MAX_CORES];	/* device time per core, ns */
+	uint64_t device_ns;	/* their sum */
+};
+
+/*
+ * rkaccel_ctx_run_info - what the last successful rkaccel_ctx_run() or
+ * rkaccel_ctx_run_native() of @ctx did: its jobs, their waits and the device
+ * time per core, read from the device file's fdinfo (drm-engine-coreN)
+ * before and after the run, so jobs of other contexts on the same file at
+ * the same time count too. Returns 0, -EINVAL, -ENODATA before any run.
+ */
+int rkaccel_ctx_run_info(const struct rkaccel_ctx *ctx, struct rkaccel_run_info *info);
+
+/*
+ * rkaccel_ctx_latency - the latency of one inference of batch-1 @ctx in
+ * device time: each job of the run alone, in order, timed by the device
+ * (fdinfo); the longest path through the jobs, each job starting after
+ * the one before it on its core and the jobs it waits for, each charged
+ * @boundary_ns for its start (the fence and submit round trip: give the
+ * measured one, never 0 for a fair figure). Device times are divided by
+ * @time_scale (the simulator's sim_time_scale; 1 on silicon, 0 taken as 1).
+ * On one core: one job, so its device time plus @boundary_ns. Runs the
+ * model: the output buffer is overwritten. Returns 0, -EINVAL (NULL, a
+ * batch above 1), -EBUSY, or the error of a job.
+ */
+int rkaccel_ctx_latency(struct rkaccel_ctx *ctx, uint64_t boundary_ns, uint32_t time_scale,
+			uint64_t *ns);
+
+/*
+ * rkaccel_model_multicore_scale - how much faster one inference of @model
+ * is on the cores of @core_mask than on its lowest core alone:
+ * rkaccel_ctx_latency() of a context on the lowest core over that of a
+ * context on @core_mask, both planned and charged with @boundary_ns.
+ * *@scale gets the ratio, *@one_ns and *@all_ns (when non-NULL) the two
+ * latencies. Returns 0, -EINVAL, or the errors of rkaccel_ctx_create() and
+ * rkaccel_ctx_latency().
+ */
+int rkaccel_model_multicore_scale(struct rkaccel_device *dev, const struct rkaccel_model *model,
+				  uint32_t core_mask, uint64_t boundary_ns, uint32_t time_scale,
+				  double *scale, uint64_t *one_ns, uint64_t *all_ns);
 
 /*
  * rkaccel_ctx_bo_handle - the GEM handle (of rkaccel_fd()) of @ctx's

@@ -22,6 +22,8 @@
 
 #include "runtime.h"
 #include "rkaccel_drm.h"
+#include "../compiler/split.h"
+#include "../model/model.h"
 
 #define CTX_MAX_COPIES	7		/* hidden duplicates: num_cores - 1 at most */
 /*
@@ -30,13 +32,6 @@
  * (60 s was not: -ETIME while the job was still running).
  */
 #define CTX_WAIT_NS	(600ull * 1000000000ull)
-
-struct ctx_bo {
-	uint32_t handle;
-	void *map;
-	size_t map_len;
-	uint64_t addr;
-};
 
 /* What a context and its duplicates share: the program and the weight BO. */
 struct ctx_shared {
@@ -49,6 +44,13 @@ struct ctx_shared {
 	uint32_t rows, out_rows, in_features, out_features, out_bytes;	/* out_rows: pixels */
 	float in_scale, out_scale;
 	int32_t in_zp, out_zp;
+	/* one inference over n cores: programs compiled on first use (split.c) */
+	pthread_mutex_t split_lock;
+	struct rkaccel_model *model;		/* a copy, when there are cores to split over */
+	uint64_t boundary_ns;			/* the split's charge per job start */
+	struct rkaccel_info info;		/* what the programs were compiled for */
+	struct rkaccel_program *split_prog[SPLIT_MAX_PARTS + 1];
+	struct ctx_bo split_wt[SPLIT_MAX_PARTS + 1];
 };
 
 struct slice_info {
@@ -110,17 +112,21 @@ struct rkaccel_ctx {
 	struct drm_rkaccel_task *xtasks;	/* nimg x ntasks */
 	uint32_t nimg;
 	struct ctx_pool pool;		/* the owner's batch threads */
+	struct split_run *split;	/* batch 1 over several cores, NULL: none yet */
+	uint32_t split_mask;
+	struct rkaccel_run_info info;	/* of the last run */
+	uint64_t run_before[RKACCEL_MAX_CORES];
 };
 
 /* --- small ioctl wrappers --------------------------------------------------- */
 
-static int xioctl(int fd, unsigned long req, void *arg)
+int xioctl(int fd, unsigned long req, void *arg)
 {
 	return drmIoctl(fd, req, arg) ? -errno : 0;
 }
 
 /* The handle goes through handle.c: a PRIME self-import may share it. */
-static void bo_free(int fd, struct ctx_bo *bo)
+void bo_free(int fd, struct ctx_bo *bo)
 {
 	if (bo->map)
 		munmap(bo->map, bo->map_len);
@@ -128,7 +134,7 @@ static void bo_free(int fd, struct ctx_bo *bo)
 	memset(bo, 0, sizeof(*bo));
 }
 
-static int bo_new(int fd, size_t size, uint32_t flags, struct ctx_bo *bo)
+int bo_new(int fd, size_t size, uint32_t flags, struct ctx_bo *bo)
 {
 	struct drm_rkaccel_bo_create c = { .size = size, .flags = flags };
 	void *p;
@@ -155,7 +161,7 @@ static int bo_new(int fd, size_t size, uint32_t flags, struct ctx_bo *bo)
 	return 0;
 }
 
-static int kctx_create(int fd, uint32_t mask, uint32_t *handle)
+int kctx_create(int fd, uint32_t mask, uint32_t *handle)
 {
 	struct drm_rkaccel_ctx_create c = {
 		.core_mask = mask, .priority = DRM_RKACCEL_PRIORITY_NORMAL,
@@ -167,7 +173,7 @@ static int kctx_create(int fd, uint32_t mask, uint32_t *handle)
 	return ret;
 }
 
-static void kctx_destroy(int fd, uint32_t handle)
+void kctx_destroy(int fd, uint32_t handle)
 {
 	struct drm_rkaccel_ctx_destroy d = { .handle = handle };
 
@@ -175,7 +181,7 @@ static void kctx_destroy(int fd, uint32_t handle)
 		xioctl(fd, DRM_IOCTL_RKACCEL_CTX_DESTROY, &d);
 }
 
-static uint64_t now_ns(void)
+uint64_t now_ns(void)
 {
 	struct timespec ts;
 
@@ -205,6 +211,12 @@ static void shared_put(struct ctx_shared *sh)
 {
 	if (!sh || atomic_fetch_sub(&sh->refs, 1) != 1)
 		return;
+	for (uint32_t n = 0; n <= SPLIT_MAX_PARTS; n++) {
+		bo_free(sh->fd, &sh->split_wt[n]);
+		rkaccel_program_free(sh->split_prog[n]);
+	}
+	rkaccel_model_free(sh->model);
+	pthread_mutex_destroy(&sh->split_lock);
 	bo_free(sh->fd, &sh->weights);
 	rkaccel_program_free(sh->prog);
 	free(sh);
@@ -234,24 +246,39 @@ static int shared_shape(struct ctx_shared *sh, const struct rkaccel_model *model
 	return 0;
 }
 
-static int shared_weights(struct ctx_shared *sh)
+/* A sealed weight BO @bo holding @prog's weights. */
+static int shared_weights(struct ctx_shared *sh, const struct rkaccel_program *prog,
+			  struct ctx_bo *bo)
 {
-	size_t size = rkaccel_program_size(sh->prog, RKACCEL_BUF_WEIGHTS);
+	size_t size = rkaccel_program_size(prog, RKACCEL_BUF_WEIGHTS);
 	struct drm_rkaccel_bo_seal s = { 0 };
 	int ret;
 
 	if (!size)
 		return 0;
-	ret = bo_new(sh->fd, size, DRM_RKACCEL_BO_WEIGHT, &sh->weights);
+	ret = bo_new(sh->fd, size, DRM_RKACCEL_BO_WEIGHT, bo);
 	if (ret)
 		return ret;
-	memcpy(sh->weights.map, rkaccel_program_weights(sh->prog), size);
-	s.handle = sh->weights.handle;
+	memcpy(bo->map, rkaccel_program_weights(prog), size);
+	s.handle = bo->handle;
 	return xioctl(sh->fd, DRM_IOCTL_RKACCEL_BO_SEAL, &s);
 }
 
+/* The model kept for split programs: only on devices with cores to split over. */
+static int shared_keep_model(struct ctx_shared *sh, const struct rkaccel_model *model)
+{
+	const char *env = getenv("RKACCEL_SPLIT_BOUNDARY_NS");
+
+	if (!sh->boundary_ns)
+		sh->boundary_ns = env && *env ? strtoull(env, NULL, 0) : SPLIT_BOUNDARY_NS;
+	if (__builtin_popcount(sh->avail_mask) < 2)
+		return 0;
+	return model_copy_links(&model->desc, model->io, model->cat, model->num_cat,
+				&sh->model, NULL, 0);
+}
+
 static int shared_new(struct rkaccel_device *dev, const struct rkaccel_model *model,
-		      struct ctx_shared **out)
+		      uint64_t boundary_ns, struct ctx_shared **out)
 {
 	struct rkaccel_info info;
 	struct ctx_shared *sh;
@@ -263,7 +290,10 @@ static int shared_new(struct rkaccel_device *dev, const struct rkaccel_model *mo
 	if (!sh)
 		return -ENOMEM;
 	atomic_init(&sh->refs, 1);
+	pthread_mutex_init(&sh->split_lock, NULL);
+	sh->boundary_ns = boundary_ns;
 	sh->fd = rkaccel_fd(dev);
+	sh->info = info;
 	sh->num_cores = info.num_cores ? info.num_cores : 1;
 	sh->avail_mask = info.core_mask;
 	ret = shared_shape(sh, model);
@@ -272,7 +302,9 @@ static int shared_new(struct rkaccel_device *dev, const struct rkaccel_model *mo
 	if (!ret && rkaccel_program_starts(sh->prog) > DRM_RKACCEL_MAX_JOB_TASKS)
 		ret = -E2BIG;
 	if (!ret)
-		ret = shared_weights(sh);
+		ret = shared_weights(sh, sh->prog, &sh->weights);
+	if (!ret)
+		ret = shared_keep_model(sh, model);
 	if (ret) {
 		shared_put(sh);
 		return ret;
@@ -290,6 +322,7 @@ static void ctx_free(struct rkaccel_ctx *c)
 	int i;
 
 	pool_stop(&c->pool);
+	split_run_free(c->split);
 	if (c->syncobj)
 		drmSyncobjDestroy(c->fd, c->syncobj);
 	kctx_destroy(c->fd, c->kctx);
@@ -375,18 +408,25 @@ static int ctx_new(struct ctx_shared *sh, uint32_t mask, struct rkaccel_ctx **ou
 	return 0;
 }
 
-int rkaccel_ctx_create(struct rkaccel_device *dev, const struct rkaccel_model *model,
-		       uint32_t core_mask, struct rkaccel_ctx **ctx)
+/* rkaccel_ctx_create() whose split programs charge @boundary_ns per job (0: the default). */
+static int ctx_create(struct rkaccel_device *dev, const struct rkaccel_model *model,
+		      uint32_t core_mask, uint64_t boundary_ns, struct rkaccel_ctx **ctx)
 {
 	struct ctx_shared *sh;
 	int ret;
 
 	if (!dev || !model || !ctx)
 		return -EINVAL;
-	ret = shared_new(dev, model, &sh);
+	ret = shared_new(dev, model, boundary_ns, &sh);
 	if (ret)
 		return ret;
 	return ctx_new(sh, core_mask, ctx);
+}
+
+int rkaccel_ctx_create(struct rkaccel_device *dev, const struct rkaccel_model *model,
+		       uint32_t core_mask, struct rkaccel_ctx **ctx)
+{
+	return ctx_create(dev, model, core_mask, 0, ctx);
 }
 
 int rkaccel_ctx_dup(struct rkaccel_ctx *src, struct rkaccel_ctx **dup)
@@ -549,6 +589,10 @@ static int ctx_rebuild_io(struct rkaccel_ctx *owner)
 	bool bound = owner->io_mem[0] || owner->io_mem[1];
 	uint32_t k;
 	int ret;
+
+	/* the split's commands are emitted again, for the new addresses, at its next run */
+	split_run_free(owner->split);
+	owner->split = NULL;
 
 	for (k = 0; k <= owner->ncopies; k++) {
 		struct rkaccel_ctx *c = ctx_of(owner, k);
@@ -791,7 +835,7 @@ int rkaccel_ctx_slice_info(const struct rkaccel_ctx *ctx, uint32_t slice, uint32
 /* --- running -------------------------------------------------------------------- */
 
 /* The error the syncobj's fence was signalled with, 0 when it succeeded. */
-static int fence_status(int fd, uint32_t syncobj)
+int fence_status(int fd, uint32_t syncobj)
 {
 	struct sync_file_info info;
 	int sfd, ret;
@@ -866,11 +910,110 @@ static int ctx_submit(struct rkaccel_ctx *owner, uint32_t slice, uint32_t in_syn
 	return xioctl(c->fd, DRM_IOCTL_RKACCEL_SUBMIT, &s);
 }
 
+/* --- one inference over several cores ------------------------------------------ */
+
+/* Batch 1 with a mask of two cores or more: the split program runs it. */
+static bool ctx_split(const struct rkaccel_ctx *c)
+{
+	return c->batch == 1 && c->sh->model &&
+	       __builtin_popcount(c->core_mask & c->sh->avail_mask) >= 2;
+}
+
+/* The program over @n cores and its weight BO, compiled on first use. */
+static int shared_split(struct ctx_shared *sh, uint32_t n, struct rkaccel_program **prog,
+			uint64_t *wt_addr)
+{
+	const struct model_io *io;
+	const uint32_t *cat;
+	int ret = 0;
+
+	if (n > SPLIT_MAX_PARTS)
+		n = SPLIT_MAX_PARTS;
+	pthread_mutex_lock(&sh->split_lock);
+	if (!sh->split_prog[n]) {
+		io = model_links(sh->model, &cat);
+		ret = program_compile_split(rkaccel_model_desc(sh->model), io, cat, &sh->info, n,
+					    sh->boundary_ns, &sh->split_prog[n]);
+		if (!ret)
+			ret = shared_weights(sh, sh->split_prog[n], &sh->split_wt[n]);
+		if (ret) {
+			bo_free(sh->fd, &sh->split_wt[n]);
+			rkaccel_program_free(sh->split_prog[n]);
+			sh->split_prog[n] = NULL;
+		}
+	}
+	*prog = sh->split_prog[n];
+	*wt_addr = sh->split_wt[n].addr;
+	pthread_mutex_unlock(&sh->split_lock);
+	return ret;
+}
+
+/* NPU address of the input (@b 0) or output (1): the bound memory's or the BO's. */
+static uint64_t io_addr(const struct rkaccel_ctx *c, int b)
+{
+	enum rkaccel_buffer which = b ? RKACCEL_BUF_OUTPUT : RKACCEL_BUF_INPUT;
+
+	return c->io_mem[b] ? c->io_mem[b]->npu_addr + c->io_off[b] : c->bo[which].addr;
+}
+
+static void split_io_of(const struct rkaccel_ctx *c, struct split_io *io)
+{
+	uint32_t n = c->core_mask & c->sh->avail_mask, k = __builtin_popcount(n);
+
+	k = k > SPLIT_MAX_PARTS ? SPLIT_MAX_PARTS : k;
+	io->count = 3;
+	io->handle[0] = c->io_mem[0] ? c->io_mem[0]->handle : c->bo[RKACCEL_BUF_INPUT].handle;
+	io->handle[1] = c->io_mem[1] ? c->io_mem[1]->handle : c->bo[RKACCEL_BUF_OUTPUT].handle;
+	io->handle[2] = c->sh->split_wt[k].handle;
+}
+
+/* The split run of @c's mask, its commands emitted for @c's input and output. */
+static int ctx_split_ready(struct rkaccel_ctx *c)
+{
+	uint32_t mask = c->core_mask & c->sh->avail_mask;
+	struct rkaccel_program *prog;
+	uint64_t wt;
+	int ret;
+
+	if (c->split && c->split_mask == mask)
+		return 0;
+	split_run_free(c->split);
+	c->split = NULL;
+	ret = shared_split(c->sh, __builtin_popcount(mask), &prog, &wt);
+	if (!ret)
+		ret = split_run_new(c->fd, prog, wt, mask, &c->split);
+	if (!ret)
+		ret = split_run_emit(c->split, io_addr(c, 0), io_addr(c, 1));
+	if (ret) {
+		split_run_free(c->split);
+		c->split = NULL;
+		return ret;
+	}
+	c->split_mask = mask;
+	return 0;
+}
+
+static int split_exec(struct rkaccel_ctx *c)
+{
+	struct split_io io;
+	int ret = ctx_split_ready(c);
+
+	if (ret)
+		return ret;
+	split_io_of(c, &io);
+	ret = split_run_submit(c->split, &io, 0, NULL);
+	return ret ? ret : split_run_wait(c->split);
+}
+
 /* Run @slice of @owner's batch and wait for it. */
 static int ctx_exec(struct rkaccel_ctx *owner, uint32_t slice)
 {
 	struct rkaccel_ctx *c = ctx_of(owner, slice);
-	int ret = ctx_submit(owner, slice, 0);
+	int ret;
+
+	if (ctx_split(owner))
+		return split_exec(owner);
+	ret = ctx_submit(owner, slice, 0);
 
 	if (ret)
 		return ret;
@@ -917,7 +1060,9 @@ static int run_slice(struct run_job *j, uint32_t i)
 	t0 = now_ns();
 	ret = ctx_exec(j->owner, i);
 	si->ns = now_ns() - t0;
-	if (!ret)
+	if (!ret && ctx_split(j->owner))
+		si->core = (uint32_t)__builtin_ctz(j->owner->core_mask & sh->avail_mask);
+	else if (!ret)
 		ret = ctx_last_core(j->c, &si->core);
 	if (ret || !j->in)
 		return ret;
@@ -1017,6 +1162,23 @@ static int run_pool(struct ctx_pool *pool, struct run_job *jobs, uint32_t n)
 	return ret;
 }
 
+/* What rkaccel_ctx_run_info() reports of the run that just ended. */
+static void run_info_fill(struct rkaccel_ctx *ctx)
+{
+	struct rkaccel_run_info *ri = &ctx->info;
+	uint64_t after[RKACCEL_MAX_CORES];
+
+	memset(ri, 0, sizeof(*ri));
+	ri->jobs = ctx->batch;
+	if (ctx_split(ctx) && ctx->split)
+		split_run_info(ctx->split, ri);
+	ri->cores = fdinfo_core_ns(ctx->fd, after, RKACCEL_MAX_CORES);
+	for (uint32_t k = 0; k < ri->cores; k++) {
+		ri->core_ns[k] = after[k] - ctx->run_before[k];
+		ri->device_ns += ri->core_ns[k];
+	}
+}
+
 static int run_batch(struct rkaccel_ctx *ctx, const void *in, void *out)
 {
 	struct run_job jobs[CTX_MAX_COPIES + 1];
@@ -1031,7 +1193,10 @@ static int run_batch(struct rkaccel_ctx *ctx, const void *in, void *out)
 		};
 	}
 	ctx->have_info = false;
+	fdinfo_core_ns(ctx->fd, ctx->run_before, RKACCEL_MAX_CORES);
 	ret = run_pool(&ctx->pool, jobs, n);
+	if (!ret)
+		run_info_fill(ctx);
 	ctx->have_info = !ret;
 	return ret;
 }
@@ -1119,6 +1284,41 @@ static int fences_join(int *sfd, uint32_t n)
 	return merged;
 }
 
+/*
+ * The split's jobs after @in_fence_fd; the fence of the last job on each
+ * core, merged, goes to the caller and into the context's syncobj.
+ */
+static int split_async(struct rkaccel_ctx *ctx, int in_fence_fd, int *out_fence_fd)
+{
+	uint32_t in_sync = 0;
+	struct split_io io;
+	int ret = ctx_split_ready(ctx), fence = -1;
+
+	if (ret)
+		return ret;
+	if (in_fence_fd >= 0) {
+		if (drmSyncobjCreate(ctx->fd, 0, &in_sync))
+			return -errno;
+		if (drmSyncobjImportSyncFile(ctx->fd, in_sync, in_fence_fd))
+			ret = -errno;
+	}
+	ctx->have_info = false;
+	split_io_of(ctx, &io);
+	if (!ret)
+		ret = split_run_submit(ctx->split, &io, in_sync, &fence);
+	if (!ret && drmSyncobjImportSyncFile(ctx->fd, ctx->syncobj, fence))
+		ret = -errno;
+	if (in_sync)
+		drmSyncobjDestroy(ctx->fd, in_sync);
+	if (ret) {
+		if (fence >= 0)
+			close(fence);
+		return ret;
+	}
+	*out_fence_fd = fence;
+	return 0;
+}
+
 static int ctx_run_async(struct rkaccel_ctx *ctx, int in_fence_fd, int *out_fence_fd)
 {
 	int sfd[RKACCEL_CTX_MAX_BATCH], merged, ret = 0;
@@ -1126,6 +1326,8 @@ static int ctx_run_async(struct rkaccel_ctx *ctx, int in_fence_fd, int *out_fenc
 
 	if (!native_ok(ctx))
 		return -EINVAL;
+	if (ctx_split(ctx))
+		return split_async(ctx, in_fence_fd, out_fence_fd);
 	if (in_fence_fd >= 0) {
 		if (drmSyncobjCreate(ctx->fd, 0, &in_sync))
 			return -errno;
@@ -1194,4 +1396,100 @@ int rkaccel_ctx_wait(struct rkaccel_ctx *ctx, int64_t timeout_ns)
 			   DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL, NULL))
 		ret = errno == ETIME || errno == ETIMEDOUT ? -ETIME : -errno;
 	return ctx_leave(ctx, ret);
+}
+
+int rkaccel_ctx_run_info(const struct rkaccel_ctx *ctx, struct rkaccel_run_info *info)
+{
+	if (!ctx || !info)
+		return -EINVAL;
+	if (!ctx->have_info)
+		return -ENODATA;
+	*info = ctx->info;
+	return 0;
+}
+
+/* One job on one core: its device time, from fdinfo, and one boundary. */
+static int single_latency(struct rkaccel_ctx *ctx, uint64_t boundary_ns, uint32_t time_scale,
+			  uint64_t *ns)
+{
+	uint64_t before[RKACCEL_MAX_CORES], after[RKACCEL_MAX_CORES];
+	uint32_t core = 0;
+	int ret;
+
+	fdinfo_core_ns(ctx->fd, before, RKACCEL_MAX_CORES);
+	ret = ctx_exec(ctx, 0);
+	if (!ret)
+		ret = ctx_last_core(ctx, &core);
+	fdinfo_core_ns(ctx->fd, after, RKACCEL_MAX_CORES);
+	if (!ret && core >= RKACCEL_MAX_CORES)
+		ret = -EIO;
+	if (!ret)
+		*ns = boundary_ns + (after[core] - before[core]) / (time_scale ? time_scale : 1);
+	return ret;
+}
+
+static int ctx_latency(struct rkaccel_ctx *ctx, uint64_t boundary_ns, uint32_t time_scale,
+		       uint64_t *ns)
+{
+	struct split_io io;
+	int ret;
+
+	if (ctx->batch != 1)
+		return -EINVAL;
+	if (!ctx_split(ctx))
+		return single_latency(ctx, boundary_ns, time_scale, ns);
+	ret = ctx_split_ready(ctx);
+	if (ret)
+		return ret;
+	split_io_of(ctx, &io);
+	return split_run_latency(ctx->split, &io, boundary_ns, time_scale, ns);
+}
+
+int rkaccel_ctx_latency(struct rkaccel_ctx *ctx, uint64_t boundary_ns, uint32_t time_scale,
+			uint64_t *ns)
+{
+	int ret;
+
+	if (!ctx || !ns)
+		return -EINVAL;
+	ret = ctx_enter(ctx);
+	if (ret)
+		return ret;
+	return ctx_leave(ctx, ctx_latency(ctx, boundary_ns, time_scale, ns));
+}
+
+/* Latency of @model on the cores of @mask, its split planned for @boundary_ns. */
+static int mask_latency(struct rkaccel_device *dev, const struct rkaccel_model *model,
+			uint32_t mask, uint64_t boundary_ns, uint32_t time_scale, uint64_t *ns)
+{
+	struct rkaccel_ctx *ctx;
+	int ret = ctx_create(dev, model, mask, boundary_ns ? boundary_ns : 1, &ctx);
+
+	if (ret)
+		return ret;
+	ret = rkaccel_ctx_latency(ctx, boundary_ns, time_scale, ns);
+	rkaccel_ctx_destroy(ctx);
+	return ret;
+}
+
+int rkaccel_model_multicore_scale(struct rkaccel_device *dev, const struct rkaccel_model *model,
+				  uint32_t core_mask, uint64_t boundary_ns, uint32_t time_scale,
+				  double *scale, uint64_t *one_ns, uint64_t *all_ns)
+{
+	uint64_t one = 0, all = 0;
+	int ret;
+
+	if (!dev || !model || !scale || !core_mask)
+		return -EINVAL;
+	ret = mask_latency(dev, model, core_mask & -core_mask, boundary_ns, time_scale, &one);
+	if (!ret)
+		ret = mask_latency(dev, model, core_mask, boundary_ns, time_scale, &all);
+	if (ret)
+		return ret;
+	*scale = all ? (double)one / (double)all : 0;
+	if (one_ns)
+		*one_ns = one;
+	if (all_ns)
+		*all_ns = all;
+	return 0;
 }
