@@ -665,6 +665,7 @@ static const char *const bench_nets[] = {
 
 struct net {
 	const char *name;
+	struct rkaccel_model *model;	/* for the split over the cores */
 	/* two copies each (weights shared): batch 1 on core 0, batch 3 on any core */
 	struct rkaccel_ctx *one[2], *many[2];
 	uint64_t macs;			/* one image's, of the operations */
@@ -707,7 +708,7 @@ static int net_setup(struct bench *b, struct net *n)
 		fprintf(stderr, PROG ": %s: %s%s%s\n", n->name, msg, *msg ? ": " : "",
 			rkaccel_strerror(ret));
 	rkaccel_program_free(prog);
-	rkaccel_model_free(model);
+	n->model = model;
 	zb_free(&zb);
 	return ret;
 }
@@ -841,9 +842,50 @@ static int net_round(struct bench *b, const struct net *n)
 	return 0;
 }
 
+/*
+ * The submit round trip of a zero-work job (median of @n), ns: what each
+ * layer boundary of an inference split over the cores costs.
+ */
+static int boundary_ns(const struct bench *b, uint64_t *ns)
+{
+	double p50, p99, s50, s99;
+	struct zero_job z;
+	int ret = zero_job_init(rkaccel_fd(b->dev), 1, &z);
+
+	if (ret)
+		return ret;
+	ret = latencies(rkaccel_fd(b->dev), &z, b->quick ? 50 : 200, &p50, &p99, &s50, &s99);
+	zero_job_fini(rkaccel_fd(b->dev), &z);
+	*ns = (uint64_t)p50;
+	return ret;
+}
+
+/*
+ * One image split over every core against the lowest core alone, device
+ * time only (rkaccel_model_multicore_scale()), each boundary charged the
+ * measured submit round trip.
+ */
+static int net_multicore(struct bench *b, const struct net *n, uint64_t bound_ns)
+{
+	uint64_t one, all;
+	double scale;
+	int ret = rkaccel_model_multicore_scale(b->dev, n->model, b->info.core_mask, bound_ns,
+						b->time_scale, &scale, &one, &all);
+
+	if (ret) {
+		fprintf(stderr, PROG ": %s, split over the cores: %s\n", n->name,
+			rkaccel_strerror(ret));
+		return ret;
+	}
+	figure(b, scale, "net.%s.multicore.scale", n->name);
+	figure_ideal(b, b->info.num_cores, "net.%s.multicore.scale", n->name);
+	return 0;
+}
+
 static int bench_nets_all(struct bench *b)
 {
 	struct net nets[NETS] = { 0 };
+	uint64_t bound = 0;
 	int ret = 0;
 
 	for (unsigned int i = 0; i < NETS && !ret; i++) {
@@ -858,9 +900,16 @@ static int bench_nets_all(struct bench *b)
 				ret = net_runs(b, nets[i].many[k], 1, &w, &d);
 		}
 	}
+	if (!ret)
+		ret = boundary_ns(b, &bound);
+	if (!ret)
+		figure(b, (double)bound / 1000, "net.multicore.boundary_us");
 	for (unsigned int r = 0; r < b->rounds && !ret; r++) {
-		for (unsigned int i = 0; i < NETS && !ret; i++)
+		for (unsigned int i = 0; i < NETS && !ret; i++) {
 			ret = net_round(b, &nets[i]);
+			if (!ret)
+				ret = net_multicore(b, &nets[i], bound);
+		}
 		if (!ret)
 			fprintf(stderr, PROG ": round %u of %u done\n", r + 1, b->rounds);
 	}
@@ -869,6 +918,7 @@ static int bench_nets_all(struct bench *b)
 			rkaccel_ctx_destroy(nets[i].many[k]);
 			rkaccel_ctx_destroy(nets[i].one[k]);
 		}
+		rkaccel_model_free(nets[i].model);
 	}
 	return ret;
 }
@@ -997,6 +1047,14 @@ static void print_nets(const struct bench *b)
 		cell(fig(b, "net.%s.batch3_busy", n), "%.2f");
 		cell(fig(b, "net.%s.batch3_dev_ratio", n), "%.3f");
 		cell(fig(b, "net.%s.batch3_sync_scale", n), "%.2f");
+		printf("\n");
+	}
+	printf("  one image over the %u cores against one core (device time, each boundary\n"
+	       "  charged the submit round trip, %.0f us; ideal %u):\n", b->info.num_cores,
+	       fig(b, "net.multicore.boundary_us")->med, b->info.num_cores);
+	for (unsigned int i = 0; i < NETS; i++) {
+		printf("  %-12s", bench_nets[i]);
+		cell(fig(b, "net.%s.multicore.scale", bench_nets[i]), "%.2f");
 		printf("\n");
 	}
 }
