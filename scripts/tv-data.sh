@@ -32,7 +32,7 @@ out=$build/tv
 cache=${RKACCEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rkaccel}/tv
 py=/usr/bin/python3	# Debian's torch is for it, not a pyenv python on PATH
 # NET:SIZE:MIN_COSINE (measured: see Documentation/convert.rst, "torchvision networks")
-runs=(mobilenet_v2:224:0.95 resnet18:224:0.995 squeezenet:224:0.5 mobilenet_v2:96:0.9
+runs=(mobilenet_v2:224:0.95 resnet18:224:0.995 squeezenet:224:0.999 mobilenet_v2:96:0.9
 	resnet18:96:0.99 squeezenet:96:0.999)
 cd "$top"
 
