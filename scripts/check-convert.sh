@@ -3,7 +3,8 @@
 # The ONNX converter's host test (lib/convert, host only): builds the library
 # and convert_test twice (plain, and with ASan/UBSan), makes the test models
 # and PyTorch's reference outputs with lib/convert/tests/make_refs.py, then
-# runs both builds over them. Then digits_int8: the trained digits model
+# runs both builds over them. Then concat_int8 (Concat's one quantization,
+# make_refs.py's concat/ model). Then digits_int8: the trained digits model
 # converted to int8 (each calibration algorithm, per channel and per layer)
 # and its top-1, float against the host int8 executor; it prints the line
 # "digits: float top-1 X%, int8 top-1 Y% on N images" once (normal). Then
@@ -47,6 +48,13 @@ echo "# digits_int8 kl_divergence under ASan/UBSan ($build/convert-san)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	"$build/convert-san/digits_int8" models/digits "$build/convert-san/digits.rkm" \
 	kl_divergence || rc=1
+# Concat along channels (make_refs.py's concat/): one quantization for the
+# inputs, ceil-mode max pools, the runtime's lowering equal to the graph's.
+echo "# concat_int8 ($build/convert)"
+"$build/convert/concat_int8" "$refs/concat" || rc=1
+echo "# concat_int8 under ASan/UBSan ($build/convert-san)"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	"$build/convert-san/concat_int8" "$refs/concat" || rc=1
 
 # rkaccel-convert. t NAME STATUS PATTERN ARGS...: exits STATUS, stderr matches PATTERN.
 echo "# rkaccel-convert ($build/convert)"
@@ -70,7 +78,7 @@ t() {
 }
 onnx=models/digits/digits.onnx ds=models/digits/dataset.txt
 echo "TAP version 13"
-echo "1..$((35 + 11 + 14 + 4 + 4))"
+echo "1..$((35 + 11 + 14 + 4 + 5))"
 t "without arguments" 2 "the ONNX model is missing"
 t "without -o" 2 "-o OUT.rkm is missing" "$onnx" --dataset "$ds"
 t "without --dataset" 2 "--dataset DATASET.txt is missing" "$onnx" -o "$tmp/m.rkm"
@@ -243,6 +251,9 @@ t "a padded max pool at zero point other than -128" 1 \
 	"$gm/pool_pad.onnx" -o "$tmp/m.rkml" --dataset "$gm/dataset.txt"
 t "an Add of two ReLU outputs" 1 "node '/Add' \(Add\): neither '/Relu_output_0' nor '/Relu_1_output_0'" \
 	"$gm/add_relu.onnx" -o "$tmp/m.rkml" --dataset "$gm/dataset.txt"
+t "a concat input of 16 channels before the last" 1 \
+	"node '/Concat' \(Concat\): input '/Relu_output_0' has 16 channels at offset 0: every input but the last needs a multiple of 32" \
+	"$refs/concat/concat_bad.onnx" -o "$tmp/m.rkml" --dataset "$refs/concat/dataset.txt"
 # Python's rkaccel.toolkit.RKNN over libconvert.so, numbered on from here.
 # The package's __init__ loads librkaccel.so.2: this build's.
 RKACCEL_CONVERT_LIB=$build/convert/libconvert.so \

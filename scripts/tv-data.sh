@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# torchvision's MobileNetV2 and ResNet-18 from ONNX for the guests
+# torchvision's MobileNetV2, ResNet-18 and SqueezeNet 1.1 from ONNX for the guests
 # (selftests/zoo_test's tv_* variants; issue 27, item 6), made natively on
 # the host in two steps:
 #
@@ -32,7 +32,8 @@ out=$build/tv
 cache=${RKACCEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rkaccel}/tv
 py=/usr/bin/python3	# Debian's torch is for it, not a pyenv python on PATH
 # NET:SIZE:MIN_COSINE (measured: see Documentation/convert.rst, "torchvision networks")
-runs=(mobilenet_v2:224:0.95 resnet18:224:0.995 mobilenet_v2:96:0.9 resnet18:96:0.99)
+runs=(mobilenet_v2:224:0.95 resnet18:224:0.995 squeezenet:224:0.999 mobilenet_v2:96:0.9
+	resnet18:96:0.99 squeezenet:96:0.999)
 cd "$top"
 
 vers=$(dpkg-query -W -f='${Package} ${Version}\n' python3-torch python3-torchvision \

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""torchvision's mobilenet_v2 and resnet18 as ONNX, with their calibration
+"""torchvision's mobilenet_v2, resnet18 and squeezenet1_1 (files squeezenet-S) as ONNX, with their calibration
 set, test images and PyTorch's outputs, for scripts/tv-data.sh (issue 27,
 item 6). Debian's python3-torch and python3-torchvision, nothing downloaded:
 there are no pretrained weights offline, so the weights are made here.
@@ -10,7 +10,8 @@ usage: tv-models.py OUTDIR
 Weights: torchvision's own seeded initialisation (torch.manual_seed(SEED);
 Kaiming-normal convolutions, N(0, 0.01) classifier), then every batch norm's
 affine scale drawn from U(0.5, 1.5) and shift from N(0, 0.1), then the
-batch-norm statistics (running mean and variance) recomputed on real photos:
+batch-norm statistics (running mean and variance) recomputed on real photos
+(SqueezeNet 1.1 has no batch norm: its seeded initialisation alone):
 BN_IMAGES random crops of the photos Debian's python3-skimage ships
 (skimage.data), forwarded in train mode with momentum None (the exact
 average over all batches) and no gradient. So every activation is
@@ -50,7 +51,8 @@ SEED = 27
 BN_IMAGES = 64
 CALIB_IMAGES = 20
 SIZES = (224, 96)
-NETS = ("mobilenet_v2", "resnet18")
+# file name: torchvision's function (zoo_test's variant is tv_NAME)
+NETS = {"mobilenet_v2": "mobilenet_v2", "resnet18": "resnet18", "squeezenet": "squeezenet1_1"}
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
 # Real photos (and a few textures and micrographs) in skimage.data.
@@ -159,8 +161,8 @@ def main():
         with open(os.path.join(out, "dataset-%d.txt" % s), "w") as f:
             f.write("\n".join(lines) + "\n")
         np.save(os.path.join(out, "test-%d.npy" % s), at_size(test, s).numpy())
-    for name in NETS:
-        net = build(name, bn)
+    for name, fn in NETS.items():
+        net = build(fn, bn)
         with torch.no_grad():
             for s in SIZES:
                 t = at_size(test, s)

@@ -16,7 +16,8 @@
  * A network the library's lowering refuses as "not compiled yet" (the
  * chain compiler before the general graph compiler of issue 26) is a SKIP
  * naming the reason; any other refusal or failure is a failure.
- * The tv_* variants run torchvision's MobileNetV2 and ResNet-18 as
+ * The tv_* variants run torchvision's MobileNetV2, ResNet-18 and
+ * SqueezeNet 1.1 (fire modules: concats, ceil-mode max pools) as
  * rkaccel-convert made them from ONNX (seeded weights, batch norms on real
  * photos, int8 calibrated on 20 of them: scripts/tv-models.py,
  * scripts/tv-data.sh): the model files themselves come from the host
@@ -150,6 +151,7 @@ FIXTURE_VARIANT_ADD(zoo, vgg16head) { .name = "vgg16head" };
 FIXTURE_VARIANT_ADD(zoo, lenet5) { .name = "lenet5" };
 FIXTURE_VARIANT_ADD(zoo, tv_mobilenet_v2) { .name = "tv_mobilenet_v2" };
 FIXTURE_VARIANT_ADD(zoo, tv_resnet18) { .name = "tv_resnet18" };
+FIXTURE_VARIANT_ADD(zoo, tv_squeezenet) { .name = "tv_squeezenet" };
 
 FIXTURE_SETUP(zoo)
 {

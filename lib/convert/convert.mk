@@ -28,9 +28,10 @@ LIB_SRCS := $(wildcard $(SRC_DIR)/*.c)
 LIB_OBJS := $(patsubst $(SRC_DIR)/%.c,$(OUT)/obj/%.o,$(LIB_SRCS)) $(OUT)/obj/onnx.pb-c.o
 MODEL_SRCS := $(wildcard $(TOP)/lib/model/*.c)
 MODEL_OBJS := $(patsubst $(TOP)/lib/model/%.c,$(OUT)/obj/model/%.o,$(MODEL_SRCS))
-# digits_int8 and tv_ref are GPL-2.0 (they run the selftests' CPU references):
-# programs of their own.
-TEST_SRCS := $(filter-out %/digits_int8.c %/tv_ref.c,$(wildcard $(SRC_DIR)/tests/*.c))
+# digits_int8, tv_ref and concat_int8 are GPL-2.0 (they run the selftests' CPU
+# references): programs of their own.
+TEST_SRCS := $(filter-out %/digits_int8.c %/tv_ref.c %/concat_int8.c,\
+	$(wildcard $(SRC_DIR)/tests/*.c))
 LIBS_CV := $(OUT)/libconvert.a $(MODEL_OBJS) -lprotobuf-c -lpng -ljpeg -lm
 
 # libconvert.so: the same objects built PIC, for python/rkaccel/toolkit.py
@@ -39,7 +40,8 @@ LIBS_CV := $(OUT)/libconvert.a $(MODEL_OBJS) -lprotobuf-c -lpng -ljpeg -lm
 PIC_OBJS := $(patsubst $(OUT)/obj/%,$(OUT)/pic/%,$(LIB_OBJS) $(MODEL_OBJS))
 CFLAGS_PIC := -fPIC -fvisibility=hidden
 
-all: $(OUT)/libconvert.a $(OUT)/convert_test $(OUT)/digits_int8 $(OUT)/tv_ref $(OUT)/rkaccel-convert
+all: $(OUT)/libconvert.a $(OUT)/convert_test $(OUT)/digits_int8 $(OUT)/tv_ref $(OUT)/concat_int8 \
+	$(OUT)/rkaccel-convert
 ifneq ($(SAN),1)
 all: $(OUT)/libconvert.so $(OUT)/libconvert-host.so
 endif
@@ -97,6 +99,10 @@ $(OUT)/convert_test: $(TEST_SRCS) $(OUT)/libconvert.a $(MODEL_OBJS) $(wildcard $
 	$(CC) $(CFLAGS_CV) $(LDFLAGS_CV) -o $@ $(TEST_SRCS) $(LIBS_CV)
 
 $(OUT)/digits_int8: $(SRC_DIR)/tests/digits_int8.c $(OUT)/libconvert.a $(MODEL_OBJS) \
+		$(wildcard $(SRC_DIR)/*.h) $(wildcard $(TOP)/selftests/*_ref.h)
+	$(CC) $(CFLAGS_CV) -I$(TOP)/selftests $(LDFLAGS_CV) -o $@ $< $(LIBS_CV)
+
+$(OUT)/concat_int8: $(SRC_DIR)/tests/concat_int8.c $(OUT)/libconvert.a $(MODEL_OBJS) \
 		$(wildcard $(SRC_DIR)/*.h) $(wildcard $(TOP)/selftests/*_ref.h)
 	$(CC) $(CFLAGS_CV) -I$(TOP)/selftests $(LDFLAGS_CV) -o $@ $< $(LIBS_CV)
 

@@ -41,7 +41,7 @@ int cv_convert(const char *onnx, const char *dataset, const struct cv_quant_opts
 
 	*gp = NULL;
 	if (!g || cv_prepare(g, d) || (o->norm && cv_fold_normalise(g, o->norm, d)) ||
-	    cv_dataset_load(dataset, g->n_inputs, &ds, d))
+	    cv_check_concats(g, d) || cv_dataset_load(dataset, g->n_inputs, &ds, d))
 		goto out;
 	ds.norm = o->norm;
 	if (cv_calibrate(g, &ds, o->algo != CV_ALGO_NORMAL, &c, d))

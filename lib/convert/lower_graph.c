@@ -18,6 +18,13 @@
  * - MaxPool with padding: the NPU pads with the input zero point, which is
  *   the float model's "ignore the padding" only when it is -128, the least
  *   int8 (behind a ReLU): otherwise refused.
+ * - MaxPool in ceil mode: the node's ceil flag; the runtime pads the end,
+ *   so the padding rule above holds for that padding too. AveragePool in
+ *   ceil mode only where it adds no window (the NPU divides by the whole).
+ * - Concat along channels: every input quantized as the concat (quantize.c
+ *   unifies their ranges), every input but the last a multiple of 32
+ *   channels (cv_check_concats(), also before calibration).
+ * - Flatten/Reshape of [1, C, 1, 1] to [1, C]: the same 3.0 tensor.
  * - A Conv or FullyConnected that makes a graph output writes its int32
  *   accumulator, as the chain's last layer does.
  *
@@ -29,6 +36,9 @@
 
 #include "internal.h"
 #include "quant.h"
+
+/* Channels a producer writes into a concat at once (lib/model/to_model3.c's). */
+#define CONCAT_GROUP 32
 
 struct lg {
 	const struct cv_graph *g;
@@ -258,6 +268,15 @@ static int lower_fc(struct lg *lg, int idx)
 	return weighted_output(lg, idx, gn);
 }
 
+/* Ceil mode makes a window cut by the end: padding the runtime adds there. */
+static bool ceil_adds(const struct cv_window *w, int64_t h, int64_t wd)
+{
+	int64_t fh = (h + w->pt + w->pb - w->dh * (w->kh - 1) - 1) / w->sh + 1;
+	int64_t fw = (wd + w->pl + w->pr - w->dw * (w->kw - 1) - 1) / w->sw + 1;
+
+	return w->ceil_mode && (w->oh > fh || w->ow > fw);
+}
+
 static int lower_pool(struct lg *lg, int idx)
 {
 	const struct cv_node *n = &lg->g->nodes[idx];
@@ -276,7 +295,13 @@ static int lower_pool(struct lg *lg, int idx)
 		if (cv_window_get(n, x->dims[2], x->dims[3], 0, 0, &win, lg->d) ||
 		    !window_fits(lg, n, &win, true))
 			return -1;
-		if (n->op == CV_OP_MAXPOOL && (win.pt || win.pl || win.pb || win.pr) &&
+		bool ceil_pad = ceil_adds(&win, x->dims[2], x->dims[3]);
+
+		if (n->op == CV_OP_AVGPOOL && ceil_pad) {
+			cv_diag_node(lg->d, n, "ceil_mode adds an output row or column: the NPU divides a window cut by the end by the whole window");
+			return -1;
+		}
+		if (n->op == CV_OP_MAXPOOL && (win.pt || win.pl || win.pb || win.pr || ceil_pad) &&
 		    lg->q->t[n->in[0]].zp != -128) {
 			cv_diag_node(lg->d, n, "padding with input zero point %d: the NPU pads a max pool with the zero point, which equals ONNX's (padding ignored) only at -128, the least int8 (behind a ReLU)",
 				     lg->q->t[n->in[0]].zp);
@@ -285,11 +310,77 @@ static int lower_pool(struct lg *lg, int idx)
 		gn = new_node(lg, n->op == CV_OP_MAXPOOL ? RKACCEL_GOP_MAXPOOL : RKACCEL_GOP_AVGPOOL,
 			      n->in, 1);
 		set_window(gn, &win);
-		if (win.ceil_mode)
+		if (ceil_pad)	/* else ceil mode gives floor mode's windows */
 			gn->flags |= RKACCEL_NODE_CEIL_MODE;
 		if (n->op == CV_OP_AVGPOOL && cv_attr_int(n, "count_include_pad", 0))
 			gn->flags |= RKACCEL_NODE_COUNT_INCLUDE_PAD;
 	}
+	t = new_tensor(lg, n->out[0], RKACCEL_DTYPE_INT8, n);
+	gn->output = (uint32_t)t;
+	return t < 0 ? -1 : 0;
+}
+
+/*
+ * A Concat the NPU takes: along the channels of [1, C, H, W] activations
+ * (none constant), every input but the last a multiple of CONCAT_GROUP
+ * channels (its producer writes whole groups of channels into the concat's
+ * tensor: lib/model/to_model3.c refuses the rest at run time). -1 with a
+ * message naming the node otherwise.
+ */
+static int check_concat(const struct cv_graph *g, const struct cv_node *n, struct cv_diag *d)
+{
+	const struct cv_tensor *o = &g->tensors[n->out[0]];
+	int64_t off = 0;
+
+	if (o->rank != 4 || cv_axis(cv_attr_int(n, "axis", 0), o->rank) != 1) {
+		cv_diag_node(d, n, "axis %lld of %d dimensions: the NPU concatenates only the channels of [1, C, H, W] tensors",
+			     (long long)cv_attr_int(n, "axis", 0), o->rank);
+		return -1;
+	}
+	for (int k = 0; k < n->n_in; k++) {
+		const struct cv_tensor *t = &g->tensors[n->in[k]];
+
+		if (cv_tensor_is_const(g, n->in[k])) {
+			cv_diag_node(d, n, "input '%s' is a constant: the NPU concatenates computed tensors",
+				     t->name);
+			return -1;
+		}
+		if (k + 1 < n->n_in && t->dims[1] % CONCAT_GROUP) {
+			cv_diag_node(d, n, "input '%s' has %lld channels at offset %lld: every input but the last needs a multiple of %d, the channels the NPU writes at once",
+				     t->name, (long long)t->dims[1], (long long)off, CONCAT_GROUP);
+			return -1;
+		}
+		off += t->dims[1];
+	}
+	return 0;
+}
+
+int cv_check_concats(const struct cv_graph *g, struct cv_diag *d)
+{
+	int bad = 0;
+
+	for (int i = 0; i < g->n_nodes; i++)
+		if (!g->nodes[i].dead && g->nodes[i].op == CV_OP_CONCAT && !g->nodes[i].on_cpu)
+			bad |= check_concat(g, &g->nodes[i], d) ? 1 : 0;
+	return bad ? -1 : 0;
+}
+
+/*
+ * Quantization gave every input the concat's scale and zero point
+ * (quantize.c), as the format wants; the runtime lets each producer write
+ * into the concat's tensor, or copies the graph input and tensors already in
+ * another concat.
+ */
+static int lower_concat(struct lg *lg, int idx)
+{
+	const struct cv_node *n = &lg->g->nodes[idx];
+	struct rkaccel_graph_node *gn;
+	int t;
+
+	if (check_concat(lg->g, n, lg->d))
+		return -1;
+	gn = new_node(lg, RKACCEL_GOP_CONCAT, n->in, n->n_in);
+	gn->axis = 3;		/* NCHW's channels are NHWC's last axis */
 	t = new_tensor(lg, n->out[0], RKACCEL_DTYPE_INT8, n);
 	gn->output = (uint32_t)t;
 	return t < 0 ? -1 : 0;
@@ -347,6 +438,26 @@ static int mark_accumulators(struct lg *lg)
 	return lg->d->count > errors ? -1 : 0;
 }
 
+/*
+ * Flatten or Reshape of [1, C, 1, 1] to [1, C] (a network ending in a
+ * global average pool, as SqueezeNet): the NHWC bytes are the same, so the
+ * output is the input's 3.0 tensor (quantize.c gave both one quantization).
+ */
+static int lower_flatten(struct lg *lg, int idx)
+{
+	const struct cv_node *n = &lg->g->nodes[idx];
+	const struct cv_tensor *x = &lg->g->tensors[n->in[0]], *y = &lg->g->tensors[n->out[0]];
+
+	if (x->rank != 4 || x->dims[2] != 1 || x->dims[3] != 1 || y->rank != 2 ||
+	    y->dims[1] != x->dims[1]) {
+		cv_diag_node(lg->d, n, "reshapes '%s' otherwise than [1, C, 1, 1] to [1, C]: not in the NPU model format 3.0",
+			     x->name);
+		return -1;
+	}
+	lg->map[n->out[0]] = lg->map[n->in[0]];
+	return 0;
+}
+
 static int lower_node(struct lg *lg, int idx)
 {
 	const struct cv_node *n = &lg->g->nodes[idx];
@@ -372,6 +483,11 @@ static int lower_node(struct lg *lg, int idx)
 		return lower_pool(lg, idx);
 	case CV_OP_ADD:
 		return lower_add(lg, idx);
+	case CV_OP_CONCAT:
+		return lower_concat(lg, idx);
+	case CV_OP_FLATTEN:
+	case CV_OP_RESHAPE:
+		return lower_flatten(lg, idx);
 	default:
 		cv_diag_node(lg->d, n, "%s", n->on_cpu ?
 			     "runs on the CPU: not lowered to the NPU model format 3.0 yet" :

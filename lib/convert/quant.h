@@ -167,6 +167,12 @@ struct cv_graph3 {
 int cv_lower_graph(const struct cv_graph *g, const struct cv_qgraph *q, struct cv_graph3 *o,
 		   struct cv_diag *d);
 void cv_graph3_free(struct cv_graph3 *o);
+/*
+ * The Concats of @g the NPU cannot take (not along channels, a constant
+ * input, an input but the last not a multiple of 32 channels): one message
+ * naming each, and -1. Done before calibration, and again when lowering.
+ */
+int cv_check_concats(const struct cv_graph *g, struct cv_diag *d);
 
 /* --- lower_chain.c: a chain of 2.0 layers ------------------------------------ */
 

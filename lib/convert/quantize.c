@@ -3,7 +3,8 @@
  * Quantization of a calibrated graph: every activation tensor gets int8
  * asymmetric parameters from the range its algorithm keeps (cut at 6 after
  * a fused ReLU6, whose clip is then the int8 saturation); pools and
- * reshapes pass their input's on (the NPU's pools do not requantize).
+ * reshapes share their input's (the NPU's pools do not requantize), and a
+ * Concat's inputs share the concat's: the union of all their ranges.
  * Conv and FullyConnected weights become int8 symmetric per output channel
  * (or per layer), biases int32 in units of input scale x weight scale.
  *
@@ -27,38 +28,116 @@ static bool passes_quant(enum cv_op op)
 	       op == CV_OP_FLATTEN || op == CV_OP_RESHAPE || op == CV_OP_IDENTITY;
 }
 
+/* Union-find over tensors: the groups that must share one quantization. */
+static int group_of(int *parent, int t)
+{
+	while (parent[t] != t)
+		t = parent[t] = parent[parent[t]];
+	return t;
+}
+
+static void join(int *parent, int a, int b)
+{
+	a = group_of(parent, a);
+	b = group_of(parent, b);
+	if (a != b)
+		parent[a < b ? b : a] = a < b ? a : b;
+}
+
+/*
+ * One quantization per group: a pool or reshape and its input (the NPU's
+ * pools do not requantize), a Concat and all its inputs (the format 3.0
+ * quantizes every concat input as the concat: the producers write into it).
+ * A group's range is the union of the ranges of its members that are not
+ * made by those nodes (the pool's input, the concat's inputs).
+ */
+static void make_groups(const struct cv_graph *g, int *parent)
+{
+	for (int t = 0; t < g->n_tensors; t++)
+		parent[t] = t;
+	for (int i = 0; i < g->n_nodes; i++) {
+		const struct cv_node *n = &g->nodes[i];
+
+		if (n->dead || n->out[0] < 0)
+			continue;
+		if (passes_quant(n->op) && n->in[0] >= 0)
+			join(parent, n->in[0], n->out[0]);
+		if (n->op == CV_OP_CONCAT)
+			for (int k = 0; k < n->n_in; k++)
+				if (n->in[k] >= 0)
+					join(parent, n->in[k], n->out[0]);
+	}
+}
+
+/*
+ * A ReLU6 whose output shares a wider range (a concat with other inputs)
+ * would not saturate at 6: refused, naming the node.
+ */
+static int check_relu6(const struct cv_graph *g, const struct cv_qgraph *q, struct cv_diag *d)
+{
+	int bad = 0;
+
+	for (int i = 0; i < g->n_nodes; i++) {
+		const struct cv_node *n = &g->nodes[i];
+		const struct cv_qparam *p = n->out[0] >= 0 ? &q->t[n->out[0]] : NULL;
+
+		if (n->dead || n->act != CV_ACT_RELU6 || !p || !p->set)
+			continue;
+		if ((127 - p->zp) * (double)p->scale > 6.0 + p->scale / 2) {
+			cv_diag_node(d, n, "ReLU6 output '%s' shares a range above 6 (a Concat's): the int8 saturation would not be the clip",
+				     g->tensors[n->out[0]].name);
+			bad = 1;
+		}
+	}
+	return bad ? -1 : 0;
+}
+
 static int act_params(const struct cv_graph *g, const struct cv_calib *c,
 		      const struct cv_quant_opts *o, struct cv_qgraph *q, struct cv_diag *d)
 {
-	int *order = malloc((g->n_nodes + 1) * sizeof(int));
-	int count;
+	int *parent = malloc((g->n_tensors + 1) * sizeof(int));
+	float *lo = malloc((g->n_tensors + 1) * sizeof(float));
+	float *hi = malloc((g->n_tensors + 1) * sizeof(float));
+	bool *seen = calloc(g->n_tensors + 1, sizeof(bool));
+	int rc = 0;
 
+	if (!parent || !lo || !hi || !seen) {
+		cv_diag_add(d, "out of memory");
+		rc = -1;
+		goto out;
+	}
+	make_groups(g, parent);
 	for (int t = 0; t < g->n_tensors; t++) {
-		float lo, hi;
-		int p;
+		float l, h;
+		int p, r;
 
-		if (!c->t[t].seen)
-			continue;
-		cv_algo_range(&c->t[t], o->algo, &lo, &hi);
 		p = g->tensors[t].producer;
-		if (p >= 0 && g->nodes[p].act == CV_ACT_RELU6 && hi > 6.0f)
-			hi = 6.0f;	/* ReLU6: the int8 saturation at 6 is the clip */
-		cv_range_to_qparams(lo, hi, &q->t[t].scale, &q->t[t].zp);
+		if (!c->t[t].seen || (p >= 0 && (passes_quant(g->nodes[p].op) ||
+						 g->nodes[p].op == CV_OP_CONCAT)))
+			continue;	/* made of its inputs' values: they give the range */
+		cv_algo_range(&c->t[t], o->algo, &l, &h);
+		if (p >= 0 && g->nodes[p].act == CV_ACT_RELU6 && h > 6.0f)
+			h = 6.0f;	/* ReLU6: the int8 saturation at 6 is the clip */
+		r = group_of(parent, t);
+		lo[r] = seen[r] && lo[r] < l ? lo[r] : l;
+		hi[r] = seen[r] && hi[r] > h ? hi[r] : h;
+		seen[r] = true;
+	}
+	for (int t = 0; t < g->n_tensors; t++) {
+		int r = group_of(parent, t);
+
+		if (!c->t[t].seen || !seen[r])
+			continue;
+		cv_range_to_qparams(lo[r], hi[r], &q->t[t].scale, &q->t[t].zp);
 		q->t[t].set = true;
 	}
-	if (!order) {
-		cv_diag_add(d, "out of memory");
-		return -1;
-	}
-	count = cv_graph_topo_order(g, order, d);
-	for (int i = 0; i < count; i++) {
-		const struct cv_node *n = &g->nodes[order[i]];
-
-		if (passes_quant(n->op) && n->in[0] >= 0)
-			q->t[n->out[0]] = q->t[n->in[0]];
-	}
-	free(order);
-	return count < 0 ? -1 : 0;
+	rc = check_relu6(g, q, d);
+out:
+	free(parent);
+	free(lo);
+	free(hi);
+	free(seen);
+	return rc;
 }
 
 /* Per-channel scales from the largest |w|, snapped to the NPU's multiplier. */

@@ -10,6 +10,11 @@
 - malformed models made with onnx.helper, each with the error text expected.
 cases.txt lists them: "model NAME GRAPH", "digits N TOP1 GRAPH",
 "bad NAME|substring|..." (GRAPH: what the passes must leave, see convert_test).
+
+Also, for concat_int8 and rkaccel-convert (not in cases.txt): concat/ holds
+concat.onnx (fire-module concats along channels, one reading the graph input,
+ceil-mode max pools) with its calibration set (dataset.txt, 8 seeded .npy
+samples), and concat_bad.onnx (a 16-channel input before the last).
 """
 import json
 import os
@@ -349,9 +354,49 @@ def bad():
         ["external data"])
 
 
+class Fire(torch.nn.Module):
+    """Two concats along channels sharing one input, the second reading the
+    graph input (a copy layer), ceil-mode max pools, and a concat of the
+    pools: every concat input quantized as the concat."""
+
+    def __init__(self, first=32):
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, first, 3, padding=1)
+        self.b = torch.nn.Conv2d(3, 16, 1)
+        self.c = torch.nn.Conv2d(first + 16, 32, 3, padding=1)
+        self.d = torch.nn.Conv2d(first + 3, 32, 1)
+        self.out = torch.nn.Conv2d(64, 10, 1)
+
+    def forward(self, x):
+        a = torch.relu(self.a(x))
+        c1 = torch.cat([a, self.b(x)], 1)       # a ReLU and a signed input
+        c2 = torch.cat([a, x], 1)               # a again, then the graph input
+        p = F.max_pool2d(torch.relu(self.c(c1)), 3, 2, ceil_mode=True)
+        q = F.max_pool2d(torch.relu(self.d(c2)), 3, 2, ceil_mode=True)
+        return self.out(torch.cat([p, q], 1))
+
+
+def concat_models():
+    out = os.path.join(OUT, "concat")
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(27)
+    for name, net in (("concat", Fire()), ("concat_bad", Fire(16))):
+        torch.onnx.export(net.eval(), torch.randn(1, 3, 10, 10), os.path.join(out, name + ".onnx"),
+                          opset_version=13, input_names=["image"], output_names=["logits"])
+    g = torch.Generator().manual_seed(28)
+    lines = []
+    for i in range(8):
+        rel = "calib-%d.npy" % i
+        np.save(os.path.join(out, rel), torch.randn(1, 3, 10, 10, generator=g).numpy())
+        lines.append(rel)
+    with open(os.path.join(out, "dataset.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     torch.set_num_threads(1)
+    concat_models()
     models()
     digits()
     bad()

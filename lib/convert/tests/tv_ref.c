@@ -18,7 +18,8 @@
  * Writes into OUT_DIR what the guest's selftests/zoo_test runs on the NPU:
  * tv_NET-SxS-b3.rkml and -b2.rkml, tv_NET-SxS.in (the first 3 test images'
  * int8 NHWC input bytes as quantized here) and tv_NET-SxS.expected (the
- * host int8 executor's int32 logits for them), and appends a line to
+ * host int8 executor's logits for them: int32 from a last Conv or FC, int8
+ * from a last pool, as SqueezeNet's), and appends a line to
  * OUT_DIR/tv.txt: "tv_NET SxS IN_BYTES OUT_BYTES". scripts/tv-data.sh runs it.
  *
  * usage: tv_ref DIR NET SIZE MIN_COSINE OUT_DIR [normal|mmse|kl_divergence]
@@ -82,6 +83,7 @@ struct run {
 	struct rkaccel_graph *g3;	/* the batch-3 file, reloaded */
 	struct cv_array test, ref;
 	int64_t n, classes, in_elems;
+	size_t esz;			/* output element: 4 (int32 logits) or 1 (int8) */
 };
 
 static int convert(struct run *r)
@@ -115,6 +117,11 @@ static int convert(struct run *r)
 	if (!tap(!rc && rkaccel_graph_desc(r->g3)->batch == 3,
 		 "written at batch 3 and 2, %s reloaded", path))
 		return -1;
+	{
+		const struct rkaccel_graph_desc *gd = rkaccel_graph_desc(r->g3);
+
+		r->esz = gd->tensors[gd->outputs[0]].type == RKACCEL_DTYPE_INT32 ? 4 : 1;
+	}
 	rc = rkaccel_graph_to_model(rkaccel_graph_desc(r->g3), &m, msg, sizeof(msg));
 	tap(!rc, "the runtime's lowering takes it%s%s", rc ? ": " : "", rc ? msg : "");
 	rkaccel_model_free(m);
@@ -192,11 +199,11 @@ static int run_float(struct run *r, float *logits, int8_t *xq, double *rel)
 }
 
 /* The int8 graph on the host, batch by batch; the last batch padded with image 0. */
-static int run_int8(struct run *r, const int8_t *xq, int32_t *acc)
+static int run_int8(struct run *r, const int8_t *xq, uint8_t *acc)
 {
 	const struct rkaccel_graph_desc *d = rkaccel_graph_desc(r->g3);
 	int8_t *in = malloc(d->batch * r->in_elems);
-	int32_t *out = malloc(d->batch * r->classes * sizeof(int32_t));
+	uint8_t *out = malloc(d->batch * r->classes * r->esz);
 	char msg[256] = "";
 	int rc = in && out ? 0 : -1;
 
@@ -212,8 +219,8 @@ static int run_int8(struct run *r, const int8_t *xq, int32_t *acc)
 			fprintf(stderr, "%s: graph_ref: %s\n", r->tag,
 				rc == -ENOTSUP ? msg : strerror(-rc));
 		for (uint32_t s = 0; !rc && s < d->batch && i + s < r->n; s++)
-			memcpy(acc + (i + s) * r->classes, out + s * r->classes,
-			       r->classes * sizeof(int32_t));
+			memcpy(acc + (i + s) * r->classes * r->esz, out + s * r->classes * r->esz,
+			       r->classes * r->esz);
 	}
 	free(in);
 	free(out);
@@ -294,7 +301,7 @@ static void per_layer(struct run *r, const int8_t *xq)
 	free(out);
 }
 
-static int emit(struct run *r, const int8_t *xq, const int32_t *acc)
+static int emit(struct run *r, const int8_t *xq, const uint8_t *acc)
 {
 	char path[4096], line[256];
 
@@ -302,11 +309,11 @@ static int emit(struct run *r, const int8_t *xq, const int32_t *acc)
 	if (write_file(path, xq, EMIT_IMAGES * r->in_elems, "wb"))
 		return -1;
 	snprintf(path, sizeof(path), "%s/tv_%s.expected", r->out_dir, r->tag);
-	if (write_file(path, acc, EMIT_IMAGES * r->classes * sizeof(int32_t), "wb"))
+	if (write_file(path, acc, EMIT_IMAGES * r->classes * r->esz, "wb"))
 		return -1;
 	snprintf(path, sizeof(path), "%s/tv.txt", r->out_dir);
 	snprintf(line, sizeof(line), "tv_%s %dx%d %lld %lld\n", r->net, r->size, r->size,
-		 (long long)r->in_elems, (long long)(r->classes * sizeof(int32_t)));
+		 (long long)r->in_elems, (long long)(r->classes * r->esz));
 	return write_file(path, line, strlen(line), "ab");
 }
 
@@ -315,7 +322,7 @@ int main(int argc, char **argv)
 	struct run r = { 0 };
 	double rel, cmin = 2, csum = 0, bound, t0;
 	float *logits = NULL;
-	int32_t *acc = NULL;
+	uint8_t *acc = NULL;
 	int8_t *xq = NULL;
 
 	if (argc < 6 || argc > 7 || (r.size = atoi(argv[3])) < 32 || (bound = atof(argv[4])) <= 0 ||
@@ -332,7 +339,7 @@ int main(int argc, char **argv)
 	if (convert(&r) || load_data(&r))
 		return 1;
 	logits = malloc(r.n * r.classes * sizeof(float));
-	acc = malloc(r.n * r.classes * sizeof(int32_t));
+	acc = malloc(r.n * r.classes * r.esz);
 	xq = malloc(r.n * r.in_elems);
 	if (!logits || !acc || !xq || run_float(&r, logits, xq, &rel))
 		return 1;
@@ -352,8 +359,10 @@ int main(int argc, char **argv)
 
 		if (!deq)
 			return 1;
-		for (int64_t k = 0; k < r.classes; k++)
-			deq[k] = acc[i * r.classes + k] * (double)o->scale;
+		for (int64_t k = 0; k < r.classes; k++)	/* int32 logits, or int8 (a pool's) */
+			deq[k] = r.esz == 4 ? ((const int32_t *)acc)[i * r.classes + k] * (double)o->scale :
+				 (((const int8_t *)acc)[i * r.classes + k] - o->zero_point) *
+				 (double)o->scale;
 		c = cosine(logits + i * r.classes, deq, r.classes);
 		printf("# image %lld: cosine %.6f\n", (long long)i, c);
 		cmin = fmin(cmin, c);
