@@ -24,10 +24,8 @@ REQUIRED = ["rk3588.scale.b3", "rk3588.scale.b6", "rk3576.scale.b2", "rk3576.sca
             "mem.weights_bytes.ctx1", "mem.weights_bytes.ctx3"]
 # rkaccel-bench --nets on RK3588 (make bench, not make check's --quick run)
 NETS = ["mobilenetv1", "mobilenetv2", "resnet18", "resnet50", "squeezenet"]
-NET_FIGURES = ["tasks", "regcmd_bytes", "weight_bytes", "ms_1ghz", "util", "batch3_scale"]
-# reserved: one image split over the three cores (lib/compiler, lib/runtime);
-# printed when a run gives it, not required
-NET_RESERVED = ["multicore.scale"]
+NET_FIGURES = ["tasks", "regcmd_bytes", "weight_bytes", "ms_1ghz", "util", "batch3_scale",
+               "multicore.scale"]
 NET_REQUIRED = [f"net.{n}.{f}" for n in NETS for f in NET_FIGURES]
 
 
@@ -68,7 +66,7 @@ def table(path):
     with open(path) as f:
         obj = json.load(f)
     print(f"named figures, median [min..max] of {obj.get('bench.rounds')} interleaved rounds:")
-    for k in REQUIRED + NET_REQUIRED + [f"net.{n}.{f}" for n in NETS for f in NET_RESERVED]:
+    for k in REQUIRED + NET_REQUIRED:
         if k not in obj:
             print(f"  {k:30s} {'-':>12s} (not measured)")
             continue
