@@ -2,14 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Merge the BENCH-JSON lines of rkaccel-bench runs into one JSON object.
 
-usage: bench-json.py RK3588_LOG RK3576_LOG  (writes the object to stdout)
+usage: bench-json.py RK3588_LOG RK3576_LOG [CONVERT_LOG]  (the object to stdout)
        bench-json.py --check LOG...         (exit 1 unless each log has valid JSON
                                              with its SoC's named figures, each
                                              with its spread)
        bench-json.py --table BENCH_JSON     (the named figures: median [min..max])
 The RK3588 run gives every figure (its log also holds rkaccel-bench --nets'
 net.<network>.* line: all BENCH-JSON lines of a log are merged); the RK3576
-run adds its rk3576.* ones. Every figure is the median of interleaved
+run adds its rk3576.* ones, scripts/bench-convert.sh's log the convert.*
+ones. Every figure is the median of interleaved
 rounds: <figure>, <figure>.min and <figure>.max. The check does not judge timings; a figure whose median
 is above its ideal (<figure>.over_ideal) is named on stderr as a
 measurement error when merging.
@@ -27,6 +28,8 @@ NETS = ["mobilenetv1", "mobilenetv2", "resnet18", "resnet50", "squeezenet"]
 NET_FIGURES = ["tasks", "regcmd_bytes", "weight_bytes", "ms_1ghz", "util", "batch3_scale",
                "multicore.scale"]
 NET_REQUIRED = [f"net.{n}.{f}" for n in NETS for f in NET_FIGURES]
+# scripts/bench-convert.sh on the host (its own log, 3 rounds)
+CONVERT_REQUIRED = [f"convert.mobilenet_v2.{a}_s" for a in ("normal", "mmse", "kl_divergence")]
 
 
 def figures(path):
@@ -66,7 +69,7 @@ def table(path):
     with open(path) as f:
         obj = json.load(f)
     print(f"named figures, median [min..max] of {obj.get('bench.rounds')} interleaved rounds:")
-    for k in REQUIRED + NET_REQUIRED:
+    for k in REQUIRED + NET_REQUIRED + CONVERT_REQUIRED:
         if k not in obj:
             print(f"  {k:30s} {'-':>12s} (not measured)")
             continue
@@ -92,7 +95,11 @@ def main(argv):
         return 0
     merged = figures(argv[0])
     merged.update({k: v for k, v in figures(argv[1]).items() if k.startswith("rk3576.")})
-    bad = missing(merged, REQUIRED + NET_REQUIRED)
+    need = REQUIRED + NET_REQUIRED
+    if len(argv) > 2:
+        merged.update({k: v for k, v in figures(argv[2]).items() if k.startswith("convert.")})
+        need += CONVERT_REQUIRED
+    bad = missing(merged, need)
     if bad:
         raise ValueError("missing figures or spreads: " + ", ".join(bad))
     errors = sorted(k[:-len(".over_ideal")] for k in merged if k.endswith(".over_ideal"))

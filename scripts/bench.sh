@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # make bench: rkaccel-bench in the simulated RK3588 and RK3576 (amd64 guests),
-# and on RK3588 rkaccel-bench --nets (the zoo's full-size networks).
+# and on RK3588 rkaccel-bench --nets (the zoo's full-size networks), then
+# on the host the converter's time (scripts/bench-convert.sh).
 # Prints each run's table, then writes build/bench.json: the RK3588 run's
 # figures (net.* included) plus the rk3576.* figures of the RK3576 run, every
 # figure the median of interleaved rounds with its spread (<figure>.min,
@@ -21,7 +22,9 @@ for soc in rk3588 rk3576; do
 	[ "$soc" = rk3588 ] && echo "rkaccel-bench --nets $*" >> "$list"
 	"$top/scripts/qemu-run.sh" amd64 "$soc" "$list" bench
 done
+# the converter's time, on the host (bench-convert.sh)
+"$top/scripts/bench-convert.sh" | tee "$logs/host-convert-bench.log"
 python3 "$top/scripts/bench-json.py" "$logs/amd64-rk3588-bench.log" \
-	"$logs/amd64-rk3576-bench.log" > "$build/bench.json"
+	"$logs/amd64-rk3576-bench.log" "$logs/host-convert-bench.log" > "$build/bench.json"
 python3 "$top/scripts/bench-json.py" --table "$build/bench.json"
 echo "bench: wrote $build/bench.json"
