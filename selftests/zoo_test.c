@@ -48,21 +48,27 @@ struct zoo_line {
 	uint32_t crc[4];
 };
 
-/* The line for @name: the first (full size) on amd64, the last on arm64. */
-static int zoo_line(const char *dir, const char *name, struct zoo_line *out)
+/*
+ * The line for @name in @dir/@file: zoo.txt's "NAME HxW IN OUT CRC3 SIZE3
+ * CRC2 SIZE2" or tv.txt's "tv_NAME HxW IN OUT" (@fields 9 or 5). The first
+ * (full size) on amd64, the last on arm64.
+ */
+static int table_line(const char *dir, const char *file, int fields, const char *name,
+		      struct zoo_line *out)
 {
-	struct zoo_line l;
-	char path[512];
+	struct zoo_line l = { 0 };
+	char path[512], line[512];
 	int found = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/zoo.txt", dir);
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	f = fopen(path, "r");
 	if (!f)
 		return -errno;
-	while (fscanf(f, "%31s %ux%u %zu %zu %x %zu %x %zu", l.name, &l.h, &l.w, &l.in_bytes,
-		      &l.out_bytes, &l.crc[3], &l.size[3], &l.crc[2], &l.size[2]) == 9) {
-		if (strcmp(l.name, name))
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%31s %ux%u %zu %zu %x %zu %x %zu", l.name, &l.h, &l.w,
+			   &l.in_bytes, &l.out_bytes, &l.crc[3], &l.size[3], &l.crc[2],
+			   &l.size[2]) < fields || strcmp(l.name, name))
 			continue;
 #if defined(__aarch64__)
 		*out = l;
@@ -77,33 +83,14 @@ static int zoo_line(const char *dir, const char *name, struct zoo_line *out)
 	return found ? 0 : -ENOENT;
 }
 
-/* The line of tv.txt for @name ("tv_NAME HxW IN_BYTES OUT_BYTES"), chosen as zoo_line(). */
+static int zoo_line(const char *dir, const char *name, struct zoo_line *out)
+{
+	return table_line(dir, "zoo.txt", 9, name, out);
+}
+
 static int tv_line(const char *dir, const char *name, struct zoo_line *out)
 {
-	struct zoo_line l = { 0 };
-	char path[512];
-	int found = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/tv.txt", dir);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	while (fscanf(f, "%31s %ux%u %zu %zu", l.name, &l.h, &l.w, &l.in_bytes,
-		      &l.out_bytes) == 5) {
-		if (strcmp(l.name, name))
-			continue;
-#if defined(__aarch64__)
-		*out = l;
-		found = 1;
-#else
-		if (!found)
-			*out = l;
-		found = 1;
-#endif
-	}
-	fclose(f);
-	return found ? 0 : -ENOENT;
+	return table_line(dir, "tv.txt", 5, name, out);
 }
 
 /* The CRC-32 field of a 3.0 file (header offset 40) and its size. */

@@ -28,24 +28,9 @@
 #include "graph_ref.h"
 #include "net_ref.h"
 #include "quant.h"
+#include "tap.h"
 
 #define MIN_COSINE 0.99
-
-static int tap_n, tap_failed;
-
-static bool __attribute__((format(printf, 2, 3))) tap(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %d - ", ok ? "ok" : "not ok", ++tap_n);
-	tap_failed += !ok;
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	return ok;
-}
 
 /* Every concat input quantized as the concat; returns the concats seen. */
 static int check_concat_quant(const struct rkaccel_graph_desc *d)

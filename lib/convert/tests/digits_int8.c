@@ -29,22 +29,9 @@
 
 #include "net_ref.h"
 #include "quant.h"
+#include "tap.h"
 
 #define CLASSES 10
-
-static int tap_n;
-
-static bool __attribute__((format(printf, 2, 3))) tap(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %d - ", ok ? "ok" : "not ok", ++tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	return ok;
-}
 
 static double now_ms(void)
 {

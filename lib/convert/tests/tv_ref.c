@@ -33,25 +33,10 @@
 
 #include "graph_ref.h"
 #include "quant.h"
+#include "tap.h"
 
 #define EMIT_IMAGES 3		/* the largest batch: RK3588's three cores */
 #define MAX_REL_DIFF 1e-4
-
-static int tap_n, tap_failed;
-
-static bool __attribute__((format(printf, 2, 3))) tap(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %d - ", ok ? "ok" : "not ok", ++tap_n);
-	tap_failed += !ok;
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	return ok;
-}
 
 static double now_s(void)
 {
