@@ -20,7 +20,10 @@
 #    float ones by cosine, and writes the first 3 images' inputs and the
 #    host's outputs. Into $BUILD/tv (tv.txt, tv_NET-SxS-bB.rkml, .in,
 #    .expected, log); qemu-run.sh copies the files of the guest's size to
-#    /data/zoo. Redone only when the models or the converter changed.
+#    /data/zoo. Redone only when the models or the converter changed; the
+#    results are kept in the cache too (tv/out-OKEY, OKEY a hash of the
+#    model key, the compiler and every source tv_ref is built from), so a
+#    fresh clone copies them instead of converting again.
 #
 # Prints one line per network and size:
 #   tv: NET SxS: float vs torch max rel diff X, int8 cosine min Y mean Z on N images
@@ -61,6 +64,22 @@ if [ -f "$out/tv.txt" ] && [ "$(cat "$out/key" 2>/dev/null)" = "$key" ] &&
 	grep '^tv: ' "$out/log"
 	exit 0
 fi
+# The conversions' results outlive the checkout too (a fresh clone's make
+# check does not redo 5 to 8 minutes of them), keyed by the models and by
+# every source tv_ref is built from, and the compiler: any change to the
+# converter, the model library or the references converts again.
+okey=$({ echo "$key"; gcc --version | head -1
+	cat lib/convert/*.[ch] lib/convert/convert.mk lib/convert/tests/tv_ref.c \
+		lib/convert/tests/tap.h lib/model/*.[ch] lib/include/*.h selftests/*.h \
+		scripts/tv-data.sh; } | sha256sum | cut -c1-16)
+saved=$cache/out-$okey
+if [ -f "$saved/tv.txt" ]; then
+	rm -rf "$out"
+	cp -r "$saved" "$out"
+	touch "$out/tv.txt"
+	grep '^tv: ' "$out/log"
+	exit 0
+fi
 tmp=$(mktemp -d "$build/tv.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 for r in "${runs[@]}"; do
@@ -76,4 +95,7 @@ echo "$key" > "$tmp/key"
 rm -rf "$out"
 mv "$tmp" "$out"
 trap - EXIT
+# keep this key's results only (a copy first, then the rename: never half)
+find "$cache" -mindepth 1 -maxdepth 1 -name 'out-*' -exec rm -rf {} +
+cp -r "$out" "$cache/tmp.out-$okey" && mv "$cache/tmp.out-$okey" "$saved"
 grep '^tv: ' "$out/log"
