@@ -314,12 +314,18 @@ TEST_F_TIMEOUT(ctxl, cycles_leave_nothing, 180)
 
 	if (rkt_debugfs_count("bos", &bos0) || rkt_debugfs_count("contexts", &ctx0))
 		SKIP(return, "no debugfs counts");
-	/* A one-layer 1 x 16 model keeps 1000 cycles fast under TCG. */
+	/*
+	 * A one-layer 1 x 16 model keeps 1000 cycles fast under TCG; a debug
+	 * kernel on a loaded host stops after 100 s (at least 100 cycles: every
+	 * kind of cycle ran ten times), well inside the harness's 180.
+	 */
 	rkaccel_model_free(self->model);
 	ASSERT_EQ(0, rkaccel_model_random(SEED, 1, 1, tiny_f, 0, &self->model));
 	rkt_fill_i8(in, sizeof(in), 99);
 	ASSERT_EQ(0, ref_model(rkaccel_model_desc(self->model), in, ref));
 	for (i = 0; i < 1000; i++) {
+		if (i >= 100 && rkt_now_ns() - t0 > 100 * RKT_NSEC_PER_SEC)
+			break;
 		ASSERT_EQ(0, rkaccel_ctx_create(self->dev, self->model, 0, &self->ctx));
 		ASSERT_EQ(0, rkaccel_ctx_dup(self->ctx, &self->one));
 		memset(out, 0x5a, sizeof(out));
@@ -342,7 +348,7 @@ TEST_F_TIMEOUT(ctxl, cycles_leave_nothing, 180)
 		rkaccel_mem_free(mem);
 		mem = NULL;
 	}
-	TH_LOG("1000 cycles in %llu ms",
+	TH_LOG("%d cycles in %llu ms", i,
 	       (unsigned long long)((rkt_now_ns() - t0) / RKT_NSEC_PER_MSEC));
 	EXPECT_EQ(bos0, rkt_debugfs_settle("bos", bos0));
 	EXPECT_EQ(ctx0, rkt_debugfs_settle("contexts", ctx0));
