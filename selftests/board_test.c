@@ -377,7 +377,8 @@ TEST_F(board, runtime_pm_suspends_and_resumes)
 
 	ASSERT_EQ(0, rkt_syncobj_create(self->fd, &out));
 	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 1000000));
-	ASSERT_EQ(0, submit_jobs(self->fd, &self->q, 2, 20, out));
+	/* 300 ms of work: the cores and domains stay up while a debug kernel reads them */
+	ASSERT_EQ(0, submit_jobs(self->fd, &self->q, 6, 50, out));
 	usleep(10000);
 	for (i = 0; i < self->ncores; i++) {
 		core_attr(self->cores[i], "power/runtime_status", status, sizeof(status));
