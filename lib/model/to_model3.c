@@ -90,6 +90,16 @@ static uint32_t channels_of(const struct lower *lw, uint32_t t)
 	return c;
 }
 
+/* No room for another layer: true, with the refusal in the message. */
+static bool full(struct lower *lw, uint32_t node)
+{
+	if (lw->n < RKACCEL_MODEL_MAX_MEM_LAYERS)
+		return false;
+	refuse(lw, node, "more than %u layers: the limit of a model in memory",
+	       RKACCEL_MODEL_MAX_MEM_LAYERS);
+	return true;
+}
+
 /* The new layer that reads the chain's current tensor. */
 static struct rkaccel_layer_desc *new_layer(struct lower *lw, uint32_t node)
 {
@@ -295,9 +305,8 @@ static int copy_layer(struct lower *lw, uint32_t node, uint32_t t, uint32_t *ct)
 	int32_t *bias;
 	int8_t *ones;
 
-	if (lw->n == RKACCEL_MODEL_MAX_MEM_LAYERS)
-		return refuse(lw, node, "more than %u layers: the limit of a model in memory",
-			      RKACCEL_MODEL_MAX_MEM_LAYERS);
+	if (full(lw, node))
+		return -EINVAL;
 	bias = calloc(c, sizeof(*bias) + sizeof(*ones));
 	if (!bias)
 		return model_bad(lw->msg, lw->msg_len, "out of memory");
@@ -356,9 +365,8 @@ static int concat_layer(struct lower *lw, uint32_t node)
 		lw->cat[lw->num_cat + k] = ct;
 		off += c;
 	}
-	if (lw->n == RKACCEL_MODEL_MAX_MEM_LAYERS)
-		return refuse(lw, node, "more than %u layers: the limit of a model in memory",
-			      RKACCEL_MODEL_MAX_MEM_LAYERS);
+	if (full(lw, node))
+		return -EINVAL;
 	l = &lw->layers[lw->n];
 	*l = (struct rkaccel_layer_desc){
 		.op = RKACCEL_OP_CONCAT, .in_features = off, .in_scale = o->scale,
@@ -396,9 +404,8 @@ static int lower_node(struct lower *lw, uint32_t *i)
 	if (n->num_inputs != 1 || lw->chain[n->inputs[0]] == NONE)
 		return refuse(lw, *i, "reads '%s', which no layer computes",
 			      tensor(lw, n->inputs[0])->name);
-	if (lw->n == RKACCEL_MODEL_MAX_MEM_LAYERS)
-		return refuse(lw, *i, "more than %u layers: the limit of a model in memory",
-			      RKACCEL_MODEL_MAX_MEM_LAYERS);
+	if (full(lw, *i))
+		return -EINVAL;
 	lw->cur = n->inputs[0];
 	l = new_layer(lw, *i);
 	if (n->op >= RKACCEL_GOP_MAXPOOL) {
@@ -447,9 +454,8 @@ static int add_node(struct lower *lw, uint32_t node)
 		return refuse(lw, node, "the chain adds only into the int32 accumulator of a convolution (issue 26)");
 	conv = lw->pending[acc];
 	lw->pending[acc] = NONE;
-	if (lw->n == RKACCEL_MODEL_MAX_MEM_LAYERS)
-		return refuse(lw, conv, "more than %u layers: the limit of a model in memory",
-			      RKACCEL_MODEL_MAX_MEM_LAYERS);
+	if (full(lw, conv))
+		return -EINVAL;
 	lw->cur = lw->g->nodes[conv].inputs[0];
 	l = new_layer(lw, conv);
 	ret = conv_layer(lw, conv, l);
