@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The compiler unit's internals: the program being built (compile.c),
- * convolution layers (compile_conv.c), pooling layers (compile_pool.c) and
- * the native layouts they and layout.c share, in lib/compiler/. Nothing
+ * convolution layers (compile_conv.c), pooling layers (compile_pool.c), the
+ * timing model they are costed with (cost.c) and the native layouts they and layout.c share, in lib/compiler/. Nothing
  * outside that folder includes it.
  */
 #ifndef RKACCEL_COMPILE_H
@@ -120,11 +120,37 @@ void prog_task_end(struct rkaccel_program *p, uint32_t enable);
 int requant_out_cvt(float multiplier, uint32_t *scale, uint32_t *shift);
 int requant_ew_cvt(float multiplier, uint32_t *scale, uint32_t *shift);
 
+/*
+ * cost.c: the simulator's timing model (Documentation/datapath.rst,
+ * "Timing model") at its default clock and bandwidth, for split.c to choose
+ * with: what one task's blocks do, and the time it takes.
+ */
+#define COST_CLOCK_MHZ		1000	/* sim_clock_mhz */
+#define COST_MEM_MBPS		15000	/* sim_mem_mbps */
+#define COST_KERNELS		32	/* kernels the array takes a cycle */
+#define COST_CHANNELS		32	/* input channels the array takes a cycle */
+#define COST_DW_CHANNELS	64	/* depthwise channels the array takes a cycle */
+#define COST_DPU_ELEMS		8	/* DPU / PPU elements a cycle */
+/* register command entries a task fetches, its tail and padding included */
+#define COST_CONV_ENTRIES	128
+#define COST_POOL_ENTRIES	32
+
+struct task_cost {
+	uint64_t entries;	/* register commands fetched */
+	uint64_t fill;		/* the CBUF's first load, bytes: serial */
+	uint64_t bytes;		/* every byte the DMAs move, the fill's included */
+	uint64_t array_cycles, dpu_elems;
+};
+
+uint64_t cost_task_ns(const struct task_cost *c);
+
 /* compile_conv.c: FC, KxK and depthwise layers. */
 int conv_plan(struct layer_plan *lp, uint32_t banks);
 uint64_t conv_weight_bytes(const struct layer_plan *lp);
 int conv_fill_weights(const struct layer_plan *lp, uint8_t *blob);
 void conv_put_layer(struct rkaccel_program *p, const struct layer_plan *lp);
+/* Adds each task's cost_task_ns() to @ns[its part] (@ns: one per part). */
+void conv_cost(const struct layer_plan *lp, uint64_t *ns);
 
 /*
  * Split @lp's tasks over @parts cores by rows (@rows) or kernels, re-tiling
@@ -153,5 +179,6 @@ void split_jobs_free(struct split_jobs *sj);
 /* compile_pool.c: max and average pooling on the PPU. */
 int pool_plan(struct layer_plan *lp, uint32_t cbuf_size);
 void pool_put_layer(struct rkaccel_program *p, const struct layer_plan *lp);
+void pool_cost(const struct layer_plan *lp, uint64_t *ns);
 
 #endif /* RKACCEL_COMPILE_H */

@@ -587,23 +587,6 @@ static void partial_buffers(struct rkaccel_program *p, const struct layer_plan *
 	p->size[RKACCEL_BUF_INTERNAL] = off + 2 * ALIGN_UP(bytes, 64);
 }
 
-/* The channel tiles of one kernel x row tile, each adding to the one before. */
-static void put_channel_tiles(struct rkaccel_program *p, const struct layer_plan *lp,
-			      struct task_tile *t, const struct tile_dst part[2])
-{
-	const struct tile_dst out = { lp->out.buf, lp->out.off, lp->out.plane,
-				      lp->out.elem_bytes };
-	uint32_t cp = lp->channels_padded;
-
-	for (t->ct = 0; t->ct < lp->channel_tiles; t->ct++) {
-		t->c0 = t->ct * lp->tile_channels;
-		t->channels = cp - t->c0 < lp->tile_channels ? cp - t->c0 : lp->tile_channels;
-		t->dst = tile_last(lp, t) ? out : part[t->ct % 2];
-		t->partial = part[(t->ct + 1) % 2];
-		put_task(p, lp, t);
-	}
-}
-
 void conv_split(struct layer_plan *lp, uint32_t banks, uint32_t parts, bool rows)
 {
 	uint32_t n;
@@ -643,11 +626,31 @@ static uint32_t tile_part(const struct layer_plan *lp, uint32_t kt, uint32_t rt)
 	return (lp->part_rows ? rt : kt) * lp->parts / n;
 }
 
-/* The tiles of stripe @pt: output rows [row_lo, row_hi) by kernels, on one core. */
-static void put_stripe(struct rkaccel_program *p, const struct layer_plan *lp, uint32_t pt)
+/* Called for each task of a layer, in program order, with the part it is on. */
+typedef void (*tile_fn)(void *arg, const struct layer_plan *lp, uint32_t pt,
+			struct task_tile *t);
+
+/* The channel tiles of one kernel x row tile, each adding to the one before. */
+static void walk_channel_tiles(const struct layer_plan *lp, uint32_t pt, struct task_tile *t,
+			       tile_fn fn, void *arg)
 {
-	uint32_t n = lp->desc->out_features, lo = lp->row_lo[pt], hi = lp->row_hi[pt];
-	struct tile_dst part[2] = { 0 };
+	uint32_t cp = lp->channels_padded;
+
+	t->out_channels = lp->dw ? lp->desc->out_features :
+			  lp->desc->out_features - t->n0 < t->kernels ?
+			  lp->desc->out_features - t->n0 : t->kernels;
+	tile_input(lp, t);
+	for (t->ct = 0; t->ct < lp->channel_tiles; t->ct++) {
+		t->c0 = t->ct * lp->tile_channels;
+		t->channels = cp - t->c0 < lp->tile_channels ? cp - t->c0 : lp->tile_channels;
+		fn(arg, lp, pt, t);
+	}
+}
+
+/* The tiles of stripe @pt: output rows [row_lo, row_hi) by kernels, on one core. */
+static void walk_stripe(const struct layer_plan *lp, uint32_t pt, tile_fn fn, void *arg)
+{
+	uint32_t lo = lp->row_lo[pt], hi = lp->row_hi[pt];
 
 	for (uint32_t n0 = 0; n0 < lp->kernels; n0 += lp->tile_kernels) {
 		for (uint32_t oy0 = lo; oy0 < hi; oy0 += lp->tile_rows) {
@@ -660,29 +663,20 @@ static void put_stripe(struct rkaccel_program *p, const struct layer_plan *lp, u
 				.weight_reuse = oy0 > lo,
 			};
 
-			t.out_channels = lp->dw ? n : n - n0 < t.kernels ? n - n0 : t.kernels;
-			tile_input(lp, &t);
-			put_channel_tiles(p, lp, &t, part);
+			walk_channel_tiles(lp, pt, &t, fn, arg);
 		}
 	}
 }
 
-/* Tiles over kernels (outer, weights stay in CBUF), output rows, input channels. */
-void conv_put_layer(struct rkaccel_program *p, const struct layer_plan *lp)
+/* Every task of @lp: tiles over kernels (outer, weights stay in CBUF), rows, channels. */
+static void conv_walk(const struct layer_plan *lp, tile_fn fn, void *arg)
 {
-	uint32_t n = lp->desc->out_features, unit = p->cur_unit;
-	struct tile_dst part[2] = { 0 };
-
 	if (lp->seg) {
 		/* one channel tile: split.c keeps channel-tiled layers out of segments */
-		for (uint32_t pt = 0; pt < lp->parts; pt++) {
-			p->cur_unit = unit + pt;
-			put_stripe(p, lp, pt);
-		}
+		for (uint32_t pt = 0; pt < lp->parts; pt++)
+			walk_stripe(lp, pt, fn, arg);
 		return;
 	}
-	if (lp->channel_tiles > 1)
-		partial_buffers(p, lp, part);
 	for (uint32_t n0 = 0; n0 < lp->kernels; n0 += lp->tile_kernels) {
 		for (uint32_t oy0 = 0; oy0 < lp->out_h; oy0 += lp->tile_rows) {
 			uint32_t kt = n0 / lp->tile_kernels, rt = oy0 / lp->tile_rows;
@@ -702,11 +696,67 @@ void conv_put_layer(struct rkaccel_program *p, const struct layer_plan *lp)
 						(lp->parts < 2 || tile_part(lp, kt, rt - 1) == pt),
 			};
 
-			p->cur_unit = unit + pt;
-
-			t.out_channels = lp->dw ? n : n - n0 < t.kernels ? n - n0 : t.kernels;
-			tile_input(lp, &t);
-			put_channel_tiles(p, lp, &t, part);
+			walk_channel_tiles(lp, pt, &t, fn, arg);
 		}
 	}
+}
+
+struct emit {
+	struct rkaccel_program *p;
+	uint32_t unit;
+	struct tile_dst out, part[2];
+};
+
+static void emit_task(void *arg, const struct layer_plan *lp, uint32_t pt, struct task_tile *t)
+{
+	struct emit *e = arg;
+
+	e->p->cur_unit = e->unit + pt;
+	t->dst = tile_last(lp, t) ? e->out : e->part[t->ct % 2];
+	t->partial = e->part[(t->ct + 1) % 2];
+	put_task(e->p, lp, t);
+}
+
+void conv_put_layer(struct rkaccel_program *p, const struct layer_plan *lp)
+{
+	struct emit e = {
+		.p = p,
+		.unit = p->cur_unit,
+		.out = { lp->out.buf, lp->out.off, lp->out.plane, lp->out.elem_bytes },
+	};
+
+	if (lp->channel_tiles > 1)
+		partial_buffers(p, lp, e.part);
+	conv_walk(lp, emit_task, &e);
+}
+
+/* What one task costs in the timing model's terms (datapath.rst, "Timing model"). */
+static void cost_task(void *arg, const struct layer_plan *lp, uint32_t pt, struct task_tile *t)
+{
+	uint64_t *ns = arg;
+	uint32_t real = lp->desc->in_features - t->c0, out_bytes = tile_int32(lp, t) ? 4 : 1;
+	uint32_t cube = ALIGN_UP(t->out_channels, RKNPU_WEIGHT_GROUP);
+	uint64_t px = (uint64_t)t->in_rows * lp->in_w, out_px = (uint64_t)t->out_rows * lp->out_w;
+	uint64_t wt = (uint64_t)t->kernels * lp->taps * t->channels, groups;
+	struct task_cost c = { .entries = COST_CONV_ENTRIES };
+
+	real = real < t->channels ? real : t->channels;
+	groups = lp->dw ? DIV_UP(real, COST_DW_CHANNELS) : DIV_UP(t->out_channels, COST_KERNELS);
+	c.array_cycles = out_px * lp->taps * groups * (lp->dw ? 1 : DIV_UP(real, COST_CHANNELS));
+	c.dpu_elems = out_px * ALIGN_UP(t->out_channels, RKNPU_ATOM_BYTES / out_bytes);
+	c.fill = (px < (uint64_t)lp->kh * lp->in_w ? px : (uint64_t)lp->kh * lp->in_w) *
+		 t->channels + (t->weight_reuse ? 0 : wt / groups);
+	c.bytes = px * t->channels + (t->weight_reuse ? 0 : wt) +
+		  DIV_UP((uint64_t)cube * out_bytes, RKNPU_ATOM_BYTES) * out_px * RKNPU_ATOM_BYTES;
+	if (!t->ct)
+		c.bytes += (uint64_t)t->out_channels * 4 * lp->bias_words;
+	if (t->ct || lp->desc->flags & RKACCEL_LAYER_ADD)
+		c.bytes += DIV_UP((uint64_t)t->out_channels * (t->ct ? 4 : 1), RKNPU_ATOM_BYTES) *
+			   out_px * RKNPU_ATOM_BYTES;
+	ns[pt] += cost_task_ns(&c);
+}
+
+void conv_cost(const struct layer_plan *lp, uint64_t *ns)
+{
+	conv_walk(lp, cost_task, ns);
 }

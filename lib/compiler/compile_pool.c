@@ -122,9 +122,12 @@ static void pool_put_band(struct rkaccel_program *p, const struct layer_plan *lp
 	prog_task_end(p, PPU_BLOCKS);
 }
 
-/* Bands of output rows [@lo, @hi). */
-static void pool_put_rows(struct rkaccel_program *p, const struct layer_plan *lp, uint32_t lo,
-			  uint32_t hi)
+typedef void (*band_fn)(void *arg, const struct layer_plan *lp, uint32_t pt,
+			const struct pool_band *b);
+
+/* Bands of output rows [@lo, @hi) of part @pt. */
+static void pool_walk_rows(const struct layer_plan *lp, uint32_t pt, uint32_t lo, uint32_t hi,
+			   band_fn fn, void *arg)
 {
 	for (uint32_t oy0 = lo; oy0 < hi; oy0 += lp->tile_rows) {
 		struct pool_band b = {
@@ -133,21 +136,58 @@ static void pool_put_rows(struct rkaccel_program *p, const struct layer_plan *lp
 		};
 
 		pool_band_input(lp, &b);
-		pool_put_band(p, lp, &b);
+		fn(arg, lp, pt, &b);
 	}
+}
+
+/* Every band of @lp; a stripe segment's layer (split.c): each part's rows on its core. */
+static void pool_walk(const struct layer_plan *lp, band_fn fn, void *arg)
+{
+	if (!lp->seg) {
+		pool_walk_rows(lp, 0, 0, lp->out_h, fn, arg);
+		return;
+	}
+	for (uint32_t pt = 0; pt < lp->parts; pt++)
+		pool_walk_rows(lp, pt, lp->row_lo[pt], lp->row_hi[pt], fn, arg);
+}
+
+struct pool_emit {
+	struct rkaccel_program *p;
+	uint32_t unit;
+};
+
+static void emit_band(void *arg, const struct layer_plan *lp, uint32_t pt,
+		      const struct pool_band *b)
+{
+	struct pool_emit *e = arg;
+
+	e->p->cur_unit = e->unit + pt;
+	pool_put_band(e->p, lp, b);
 }
 
 void pool_put_layer(struct rkaccel_program *p, const struct layer_plan *lp)
 {
-	uint32_t unit = p->cur_unit;
+	struct pool_emit e = { p, p->cur_unit };
 
-	if (!lp->seg) {
-		pool_put_rows(p, lp, 0, lp->out_h);
-		return;
-	}
-	/* a stripe segment's layer (split.c): each part's rows on its core */
-	for (uint32_t pt = 0; pt < lp->parts; pt++) {
-		p->cur_unit = unit + pt;
-		pool_put_rows(p, lp, lp->row_lo[pt], lp->row_hi[pt]);
-	}
+	pool_walk(lp, emit_band, &e);
+}
+
+/* The PPU streams its input: every byte read is one element, no MACs, no fill. */
+static void cost_band(void *arg, const struct layer_plan *lp, uint32_t pt,
+		      const struct pool_band *b)
+{
+	uint64_t *ns = arg, planes = DIV_UP(lp->desc->in_features, RKNPU_ATOM_BYTES);
+	uint64_t in = planes * b->in_rows * lp->in.w * RKNPU_ATOM_BYTES;
+	struct task_cost c = {
+		.entries = COST_POOL_ENTRIES,
+		.dpu_elems = in,
+		.bytes = in + planes * lp->out.w * b->rows * RKNPU_ATOM_BYTES,
+	};
+
+	ns[pt] += cost_task_ns(&c);
+}
+
+void pool_cost(const struct layer_plan *lp, uint64_t *ns)
+{
+	pool_walk(lp, cost_band, ns);
 }

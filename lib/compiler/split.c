@@ -12,9 +12,9 @@
  * boundary cost, and the plan with the smallest estimated latency is kept,
  * a single job on one core when nothing beats it.
  *
- * The estimate follows the form of the simulator's timing model (a fixed
- * cost per task, MAC time and DMA time): it only guides the choice; the
- * latency reported (lib/runtime/split.c) is measured.
+ * Each task is estimated in the terms of the simulator's timing model
+ * (cost.c), over the very tiles emission will put: it only guides the
+ * choice; the latency reported (lib/runtime/split.c) is measured.
  */
 
 #include <errno.h>
@@ -23,10 +23,6 @@
 
 #include "compile.h"
 #include "split.h"
-
-#define EST_TASK_NS		10000u	/* fixed cost of one hardware task */
-#define EST_MACS_PER_NS		1024u	/* 1024 MACs per cycle at 1 GHz */
-#define EST_BYTES_PER_NS	8u	/* 8 GB/s of DMA */
 
 /* Thresholds tried: a layer is split when it gains more than f/4 boundaries. */
 static const uint32_t try_quarters[] = { 1, 2, 4, 8, 16 };
@@ -182,30 +178,34 @@ static int deps_build(struct split_state *st, uint32_t n)
 
 /* --- estimates ----------------------------------------------------------------- */
 
-static uint64_t est_part(const struct layer_plan *lp);
-
-/* Device time of a share of @lp: @kp of its kernel tiles by @rp of its row tiles. */
-static uint64_t est_share(const struct layer_plan *lp, uint32_t kp, uint32_t rp)
+/* Per part, the device time of @lp's tasks in the timing model (cost.c). */
+static void est_parts(const struct layer_plan *lp, uint64_t ns[SPLIT_MAX_PARTS])
 {
-	const struct rkaccel_layer_desc *d = lp->desc;
-	uint64_t nkt = is_pool(lp) ? 1 : DIV_UP(lp->kernels, lp->tile_kernels);
-	uint64_t nrt = DIV_UP(lp->out_h, lp->tile_rows);
-	uint64_t ct = is_pool(lp) ? 1 : lp->channel_tiles;
-	uint64_t cp = is_pool(lp) ? ALIGN_UP(d->in_features, 16) : lp->channels_padded;
-	uint64_t in = (uint64_t)lp->in_h * lp->in_w * cp;
-	uint64_t out = (uint64_t)lp->out_h * lp->out_w * ALIGN_UP(d->out_features, 16) *
-		       lp->out.elem_bytes;
-	uint64_t wt = is_pool(lp) ? 0 : (uint64_t)lp->kernels * lp->taps * lp->channels_padded;
-	uint64_t macs = is_pool(lp) ? 0 : (uint64_t)lp->out_h * lp->out_w * d->out_features *
-					  lp->taps * (lp->dw ? 1 : lp->channels_padded);
-	uint64_t bytes;
+	memset(ns, 0, SPLIT_MAX_PARTS * sizeof(*ns));
+	if (is_pool(lp))
+		pool_cost(lp, ns);
+	else
+		conv_cost(lp, ns);
+}
 
-	if (d->flags & RKACCEL_LAYER_ADD)
-		out *= 2;
-	bytes = in * kp * rp / nrt + wt * kp / nkt * (ct > 1 ? rp : 1) +
-		out * kp * rp / (nkt * nrt);
-	return (uint64_t)kp * rp * ct * EST_TASK_NS + macs * kp * rp / (nkt * nrt) /
-	       EST_MACS_PER_NS + bytes / EST_BYTES_PER_NS;
+/* Device time of part @q of @lp. */
+static uint64_t est_unit(const struct layer_plan *lp, uint32_t q)
+{
+	uint64_t ns[SPLIT_MAX_PARTS];
+
+	est_parts(lp, ns);
+	return ns[q];
+}
+
+/* The largest part's device time. */
+static uint64_t est_part(const struct layer_plan *lp)
+{
+	uint64_t ns[SPLIT_MAX_PARTS], m = 0;
+
+	est_parts(lp, ns);
+	for (uint32_t q = 0; q < SPLIT_MAX_PARTS; q++)
+		m = ns[q] > m ? ns[q] : m;
+	return m;
 }
 
 /*
@@ -215,44 +215,13 @@ static uint64_t est_share(const struct layer_plan *lp, uint32_t kp, uint32_t rp)
 static uint64_t est_rows(const struct layer_plan *lp, uint32_t lo, uint32_t hi)
 {
 	struct layer_plan c = *lp;
-	uint32_t rows = hi - lo, nkt = is_pool(lp) ? 1 : DIV_UP(lp->kernels, lp->tile_kernels);
-	uint64_t wt = is_pool(lp) ? 0 : (uint64_t)lp->kernels * lp->taps * lp->channels_padded;
-	uint64_t all, tasks;
 
 	c.parts = 1;
-	c.seg = 0;
-	tasks = (uint64_t)nkt * DIV_UP(lp->out_h, lp->tile_rows) * EST_TASK_NS;
-	all = est_share(&c, nkt, DIV_UP(lp->out_h, lp->tile_rows)) - tasks -
-	      wt / EST_BYTES_PER_NS;
-	/* MACs, input and output in proportion to the rows */
-	return (uint64_t)nkt * DIV_UP(rows, lp->tile_rows) * EST_TASK_NS +
-	       all * rows / lp->out_h + wt / EST_BYTES_PER_NS;
-}
-
-/* Device time of part @q of @lp. */
-static uint64_t est_unit(const struct layer_plan *lp, uint32_t q)
-{
-	return lp->seg ? est_rows(lp, lp->row_lo[q], lp->row_hi[q]) : est_part(lp);
-}
-
-/* The largest part's device time (parts hold contiguous ranges of tiles). */
-static uint64_t est_part(const struct layer_plan *lp)
-{
-	uint32_t nkt = is_pool(lp) ? 1 : DIV_UP(lp->kernels, lp->tile_kernels);
-	uint32_t nrt = DIV_UP(lp->out_h, lp->tile_rows);
-
-	if (lp->seg) {
-		uint64_t m = 0;
-
-		for (uint32_t q = 0; q < lp->parts; q++)
-			m = est_unit(lp, q) > m ? est_unit(lp, q) : m;
-		return m;
-	}
-	if (lp->parts < 2)
-		return est_share(lp, nkt, nrt);
-	if (lp->part_rows)
-		return est_share(lp, nkt, DIV_UP(nrt, lp->parts));
-	return est_share(lp, DIV_UP(nkt, lp->parts), nrt);
+	c.part_rows = true;
+	c.seg = 1;
+	c.row_lo[0] = lo;
+	c.row_hi[0] = hi;
+	return est_unit(&c, 0);
 }
 
 /* The split of @lp over 2..@ncores parts whose largest part is quickest, into @out. */
@@ -436,8 +405,7 @@ static uint64_t schedule(struct split_state *st)
 
 		if (is_cat(st->in, i))
 			continue;
-		for (uint32_t q = 0; q < lp->parts; q++)
-			st->ns[u + q] = est_unit(lp, q);
+		est_parts(lp, &st->ns[u]);
 		if (lp->parts > 1) {
 			for (uint32_t q = 0; q < lp->parts; q++)
 				if (unit_place(st, i, u + q, q))
