@@ -65,7 +65,7 @@ if [ -f "$out/tv.txt" ] && [ "$(cat "$out/key" 2>/dev/null)" = "$key" ] &&
 	exit 0
 fi
 # The conversions' results outlive the checkout too (a fresh clone's make
-# check does not redo 5 to 8 minutes of them), keyed by the models and by
+# check does not redo a minute or two of them), keyed by the models and by
 # every source tv_ref is built from, and the compiler: any change to the
 # converter, the model library or the references converts again.
 okey=$({ echo "$key"; gcc --version | head -1

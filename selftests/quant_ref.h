@@ -149,30 +149,55 @@ static inline uint32_t ref_conv_out_h(const struct ref_conv *p)
 	return (p->in_h + p->pad_t + p->pad_b - p->kh) / p->stride_y + 1;
 }
 
+/*
+ * sum over @c channels of (x - zp) * w: in int32 runs of 32768 (each term
+ * is at most 255 x 128), exact like the int64 sum it stands for.
+ */
+static inline int64_t ref_dot(const int8_t *x, const int8_t *w, uint32_t c, int32_t zp)
+{
+	int64_t acc = 0;
+	uint32_t ch = 0;
+
+	if (zp < -128 || zp > 127) {
+		for (; ch < c; ch++)
+			acc += (int64_t)(x[ch] - zp) * w[ch];
+		return acc;
+	}
+	while (ch < c) {
+		uint32_t end = c - ch > 32768 ? ch + 32768 : c;
+		int32_t s = 0;
+
+		for (; ch < end; ch++)
+			s += (x[ch] - zp) * w[ch];
+		acc += s;
+	}
+	return acc;
+}
+
 /* sum over the window of (x - in_zp) * w, plus the bias; out of the input: 0. */
 static inline int64_t ref_conv_acc(const struct ref_conv *p, const int8_t *in,
 				   uint32_t n, uint32_t ox, uint32_t oy)
 {
 	int64_t acc = p->bias[n];
-	uint32_t ky, kx, ch;
+	uint32_t ky, kx;
 
 	for (ky = 0; ky < p->kh; ky++) {
+		long iy = (long)(oy * p->stride_y + ky) - (long)p->pad_t;
+
+		if (iy < 0 || iy >= (long)p->in_h)
+			continue;
 		for (kx = 0; kx < p->kw; kx++) {
-			long iy = (long)(oy * p->stride_y + ky) - (long)p->pad_t;
 			long ix = (long)(ox * p->stride_x + kx) - (long)p->pad_l;
+			const int8_t *x = in + ((size_t)iy * p->in_w + (size_t)ix) * p->c;
+			size_t tap = ((size_t)n * p->kh + ky) * p->kw + kx;
 
-			if (iy < 0 || ix < 0 || iy >= (long)p->in_h || ix >= (long)p->in_w)
+			if (ix < 0 || ix >= (long)p->in_w)
 				continue;
-			for (ch = 0; ch < p->c; ch++) {
-				int8_t wv;
-
-				if (p->depthwise && ch != n)
-					continue;
-				wv = p->depthwise ? p->w[((size_t)n * p->kh + ky) * p->kw + kx] :
-				     p->w[(((size_t)n * p->kh + ky) * p->kw + kx) * p->c + ch];
-				acc += (int64_t)(in[((size_t)iy * p->in_w + ix) * p->c + ch] -
-						 p->in_zp) * wv;
-			}
+			/* depthwise: channel n alone */
+			if (p->depthwise)
+				acc += (int64_t)(x[n] - p->in_zp) * p->w[tap];
+			else
+				acc += ref_dot(x, p->w + tap * p->c, p->c, p->in_zp);
 		}
 	}
 	return acc;
