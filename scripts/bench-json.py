@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Merge the BENCH-JSON lines of rkaccel-bench runs into one JSON object.
 
-usage: bench-json.py RK3588_LOG RK3576_LOG [CONVERT_LOG]  (the object to stdout)
+usage: bench-json.py RK3588_LOG RK3576_LOG [CONVERT_LOG [HOST_IO_LOG]]  (to stdout)
        bench-json.py --check LOG...         (exit 1 unless each log has valid JSON
                                              with its SoC's named figures, each
                                              with its spread)
@@ -10,7 +10,10 @@ usage: bench-json.py RK3588_LOG RK3576_LOG [CONVERT_LOG]  (the object to stdout)
 The RK3588 run gives every figure (its log also holds rkaccel-bench --nets'
 net.<network>.* line: all BENCH-JSON lines of a log are merged); the RK3576
 run adds its rk3576.* ones, scripts/bench-convert.sh's log the convert.*
-ones. Every figure is the median of interleaved
+ones, rkaccel-bench --host-io's the host.* ones and, from them and the
+RK3588 run's net.mobilenetv2.ms_1ghz, host.mobilenet_v2.b3_fraction: the
+host's work around a batch-3 inference over its device time (three images
+on three cores: one image's time). Every figure is the median of interleaved
 rounds: <figure>, <figure>.min and <figure>.max. The check does not judge timings; a figure whose median
 is above its ideal (<figure>.over_ideal) is named on stderr as a
 measurement error when merging.
@@ -30,6 +33,15 @@ NET_FIGURES = ["tasks", "regcmd_bytes", "weight_bytes", "ms_1ghz", "util", "batc
 NET_REQUIRED = [f"net.{n}.{f}" for n in NETS for f in NET_FIGURES]
 # scripts/bench-convert.sh on the host (its own log, 3 rounds)
 CONVERT_REQUIRED = [f"convert.mobilenet_v2.{a}_s" for a in ("normal", "mmse", "kl_divergence")]
+# rkaccel-bench --host-io on the host, and its share of the device time (issue 27, item 8)
+HOST_REQUIRED = ["host.mobilenet_v2.b3_us", "host.mobilenet_v2.b3_fraction"]
+
+
+def host_fraction(merged):
+    """The host's microseconds per batch-3 inference over one image's device time."""
+    dev_us = merged["net.mobilenetv2.ms_1ghz"] * 1000
+    for s in ("", ".min", ".max"):
+        merged["host.mobilenet_v2.b3_fraction" + s] = merged["host.mobilenet_v2.b3_us" + s] / dev_us
 
 
 def figures(path):
@@ -69,7 +81,7 @@ def table(path):
     with open(path) as f:
         obj = json.load(f)
     print(f"named figures, median [min..max] of {obj.get('bench.rounds')} interleaved rounds:")
-    for k in REQUIRED + NET_REQUIRED + CONVERT_REQUIRED:
+    for k in REQUIRED + NET_REQUIRED + CONVERT_REQUIRED + HOST_REQUIRED:
         if k not in obj:
             print(f"  {k:30s} {'-':>12s} (not measured)")
             continue
@@ -99,6 +111,11 @@ def main(argv):
     if len(argv) > 2:
         merged.update({k: v for k, v in figures(argv[2]).items() if k.startswith("convert.")})
         need += CONVERT_REQUIRED
+    if len(argv) > 3:
+        merged.update({k: v for k, v in figures(argv[3]).items() if k.startswith("host.")})
+        if "net.mobilenetv2.ms_1ghz" in merged and "host.mobilenet_v2.b3_us" in merged:
+            host_fraction(merged)
+        need += HOST_REQUIRED
     bad = missing(merged, need)
     if bad:
         raise ValueError("missing figures or spreads: " + ", ".join(bad))

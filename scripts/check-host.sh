@@ -104,6 +104,7 @@ host_arch=amd64
 check tools_cli scripts/test-tools.sh "$build/$host_arch/bin"
 check model_file "$build/$host_arch/selftests/model_test"
 check graph_file "$build/$host_arch/selftests/graph_test"
+check native_layout "$build/$host_arch/selftests/layout_test"
 # Every layer shape of six ImageNet networks plans (issue 26): tasks per layer.
 check layer_tiling "$build/$host_arch/selftests/tiling_test"
 # Graphs that are not chains (branches, concat, 30 layers): lowered and compiled on the host.

@@ -60,6 +60,7 @@ struct bench {
 	bool sim, quick;
 	bool submit_only;	/* --submit-only: the submit figures alone */
 	bool nets;		/* --nets: the network figures alone */
+	bool host_io;		/* --host-io: the host's conversions, no device */
 	uint32_t time_scale;
 	unsigned int rounds;
 	struct figure fig[MAX_FIGURES];
@@ -1142,12 +1143,30 @@ static void print_nets(const struct bench *b)
 	}
 }
 
+static void print_host_io(const struct bench *b)
+{
+	printf("the host's work around one batch-3 inference of MobileNetV2-224, one thread,\n"
+	       "us, median [min..max] of %u rounds (make bench divides it by the device time):\n",
+	       b->rounds);
+	printf("  input (UINT8 NHWC quantized, native layout)   ");
+	cell(fig(b, "host.mobilenet_v2.b3_input_us"), "%.1f");
+	printf("\n  output (native read back, dequantized)         ");
+	cell(fig(b, "host.mobilenet_v2.b3_output_us"), "%.1f");
+	printf("\n  both                                           ");
+	cell(fig(b, "host.mobilenet_v2.b3_us"), "%.1f");
+	printf("\n");
+}
+
 static void print_table(const struct bench *b)
 {
 	unsigned int errors = 0;
 
 	if (b->submit_only) {
 		print_submit(b);
+		return;
+	}
+	if (b->host_io) {
+		print_host_io(b);
 		return;
 	}
 	if (b->nets) {
@@ -1186,16 +1205,103 @@ errors:
 	}
 }
 
+/* --- the host's share of an inference (--host-io) ----------------------------- */
+
+/*
+ * MobileNetV2 at 224x224 (the converter's, and the zoo's) at batch 3: per
+ * image, the RKNN layer's UINT8 NHWC input quantized, laid out natively,
+ * its 1000 int8 logits read back and dequantized, with the library's own
+ * calls. Natively on the host, no device.
+ */
+#define IO_BATCH	3
+#define IO_PIXELS	(224u * 224u)
+#define IO_CH		3u
+#define IO_OUT		1000u
+
+struct host_io {
+	uint8_t *img;
+	int8_t *q, *o;
+	void *in, *out;
+	float *f;
+	size_t in_size, out_size;
+};
+
+static uint64_t host_io_input(struct host_io *h)
+{
+	uint64_t t0 = now_ns();
+
+	for (unsigned int i = 0; i < IO_BATCH; i++) {
+		rkaccel_quantize_u8(h->img + (size_t)i * IO_PIXELS * IO_CH, IO_PIXELS * IO_CH,
+				    1.0f, -128, h->q + (size_t)i * IO_PIXELS * IO_CH);
+		rkaccel_to_native(h->q + (size_t)i * IO_PIXELS * IO_CH, IO_PIXELS, IO_CH,
+				  (uint8_t *)h->in + i * h->in_size, h->in_size);
+	}
+	return now_ns() - t0;
+}
+
+static uint64_t host_io_output(struct host_io *h)
+{
+	uint64_t t0 = now_ns();
+
+	for (unsigned int i = 0; i < IO_BATCH; i++) {
+		rkaccel_from_native((uint8_t *)h->out + i * h->out_size, h->out_size, 1, IO_OUT, 1,
+				    h->o + i * IO_OUT);
+		rkaccel_dequantize(h->o + i * IO_OUT, IO_OUT, 0.1f, 3, h->f + i * IO_OUT);
+	}
+	return now_ns() - t0;
+}
+
+static int bench_host_io(struct bench *b)
+{
+	struct host_io h = {
+		.in_size = rkaccel_native_size(IO_PIXELS, IO_CH, 1),
+		.out_size = rkaccel_native_size(1, IO_OUT, 1),
+	};
+	int ret = 0;
+
+	h.img = malloc((size_t)IO_BATCH * IO_PIXELS * IO_CH);
+	h.q = malloc((size_t)IO_BATCH * IO_PIXELS * IO_CH);
+	h.in = malloc(IO_BATCH * h.in_size);
+	h.out = calloc(IO_BATCH, h.out_size);
+	h.o = malloc(IO_BATCH * IO_OUT);
+	h.f = malloc(IO_BATCH * IO_OUT * sizeof(float));
+	if (!h.img || !h.q || !h.in || !h.out || !h.o || !h.f) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < (size_t)IO_BATCH * IO_PIXELS * IO_CH; i++)
+		h.img[i] = (uint8_t)(i * 2654435761u >> 24);
+	host_io_input(&h);	/* warm-up: the pages are touched once */
+	host_io_output(&h);
+	for (unsigned int r = 0; r < b->rounds; r++) {
+		double in = (double)host_io_input(&h) / 1000, out = (double)host_io_output(&h) / 1000;
+
+		figure(b, in, "host.mobilenet_v2.b3_input_us");
+		figure(b, out, "host.mobilenet_v2.b3_output_us");
+		figure(b, in + out, "host.mobilenet_v2.b3_us");
+	}
+out:
+	free(h.img);
+	free(h.q);
+	free(h.in);
+	free(h.out);
+	free(h.o);
+	free(h.f);
+	return ret;
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: " PROG " [--quick] [--submit-only | --nets] [--rounds N] [--json FILE]"
-		   " [--device PATH]\n"
+	fprintf(f, "usage: " PROG " [--quick] [--submit-only | --nets | --host-io] [--rounds N]"
+		   " [--json FILE] [--device PATH]\n"
 		   "Measure multi-core scaling (pipelined and synchronous), submit overhead and\n"
 		   "memory in N interleaved rounds (5 to %d; 5 with --quick, else 7); print a\n"
 		   "table of medians [min..max] and, on stdout, one line 'BENCH-JSON {...}'\n"
 		   "(also written to FILE with --json). --submit-only: the submit overhead alone.\n"
 		   "--nets: the zoo's full-size networks alone (RK3588): tasks, regcmd and weight\n"
-		   "bytes, modelled ms per image at 1 GHz, MAC utilisation, batch 3 against 1.\n",
+		   "bytes, modelled ms per image at 1 GHz, MAC utilisation, batch 3 against 1.\n"
+		   "--host-io: no device: the host's work around one batch-3 inference of\n"
+		   "MobileNetV2-224 (input quantized and laid out, output read and dequantized).\n",
 		MAX_ROUNDS);
 }
 
@@ -1287,6 +1393,8 @@ int main(int argc, char **argv)
 			b.submit_only = true;
 		} else if (!strcmp(a, "--nets")) {
 			b.nets = true;
+		} else if (!strcmp(a, "--host-io")) {
+			b.host_io = true;
 		} else if (!strcmp(a, "--rounds") && i + 1 < argc) {
 			char *end;
 			long n = strtol(argv[++i], &end, 10);
@@ -1323,11 +1431,20 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (b.nets && b.submit_only) {
-		fprintf(stderr, PROG ": --nets and --submit-only exclude each other\n");
+	if (b.nets + b.submit_only + b.host_io > 1) {
+		fprintf(stderr, PROG ": --nets, --submit-only and --host-io exclude each other\n");
+		if (jf)
+			fclose(jf);
 		return 2;
 	}
-	ret = setup(&b, device);
+	if (b.host_io) {
+		b.rounds = b.rounds ? b.rounds : 15;
+		ret = bench_host_io(&b);
+		if (!ret)
+			summarize(&b);
+	} else {
+		ret = setup(&b, device);
+	}
 	/* the network figures are RK3588's (its published references) */
 	if (!ret && b.nets && b.info.soc != DRM_RKACCEL_SOC_RK3588) {
 		printf(PROG ": --nets: RK3588 only, nothing measured on %s\n", b.info.soc_name);
@@ -1336,7 +1453,7 @@ int main(int argc, char **argv)
 			fclose(jf);
 		return 0;
 	}
-	if (!ret)
+	if (!ret && !b.host_io)
 		ret = run_all(&b);
 	if (ret) {
 		fprintf(stderr, PROG ": %s\n", rkaccel_strerror(ret));

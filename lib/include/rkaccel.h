@@ -21,7 +21,7 @@ extern "C" {
  * Not the driver's version, which rkaccel_query() reports.
  */
 #define RKACCEL_LIB_VERSION_MAJOR	2
-#define RKACCEL_LIB_VERSION_MINOR	4
+#define RKACCEL_LIB_VERSION_MINOR	5
 #define RKACCEL_LIB_VERSION_PATCH	0
 #define RKACCEL_LIB_VERSION_CODE(major, minor, patch) \
 	(((major) << 16) | ((minor) << 8) | (patch))
@@ -582,6 +582,14 @@ int rkaccel_from_native(const void *src, size_t src_len, uint32_t rows, uint32_t
  */
 void rkaccel_quantize(const float *src, size_t n, float scale, int32_t zero_point,
 		      int8_t *dst);
+
+/*
+ * rkaccel_quantize_u8 - rkaccel_quantize() of bytes (image pixels): the
+ * same int8 values, through a table of the 256 (the RKNN layer's UINT8
+ * inputs). Since 2.5 (LIBRKACCEL_1.7).
+ */
+void rkaccel_quantize_u8(const uint8_t *src, size_t n, float scale, int32_t zero_point,
+			 int8_t *dst);
 
 /* rkaccel_dequantize - @dst[i] = (@src[i] - @zero_point) * @scale. */
 void rkaccel_dequantize(const int8_t *src, size_t n, float scale, int32_t zero_point,

@@ -839,7 +839,7 @@ static int nchw_to_nhwc(struct rknn_ctx *c)
 /* One input into c->in, converted to the model's int8. */
 int set_input(struct rknn_ctx *c, const rknn_input *in)
 {
-	size_t n = c->in_attr.size, i;
+	size_t n = c->in_attr.size;
 	float scale = c->in_attr.scale;
 	int32_t zp = c->in_attr.zero_point;
 
@@ -862,18 +862,11 @@ int set_input(struct rknn_ctx *c, const rknn_input *in)
 			return RKNN_ERR_INPUT_INVALID;
 		memcpy(c->in, in->buf, n);
 		break;
-	case RKNN_TENSOR_UINT8: {
-		const uint8_t *u = in->buf;
-
+	case RKNN_TENSOR_UINT8:
 		if (in->size != n)
 			return RKNN_ERR_INPUT_INVALID;
-		for (i = 0; i < n; i++) {
-			float f = u[i];
-
-			rkaccel_quantize(&f, 1, scale, zp, &c->in[i]);
-		}
+		rkaccel_quantize_u8(in->buf, n, scale, zp, c->in);
 		break;
-	}
 	case RKNN_TENSOR_FLOAT32:
 		if (in->size != n * sizeof(float))
 			return RKNN_ERR_INPUT_INVALID;
