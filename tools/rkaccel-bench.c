@@ -496,9 +496,11 @@ static void zero_job_fini(int fd, struct zero_job *z)
 		drmIoctl(fd, DRM_IOCTL_GEM_CLOSE, &gc);
 }
 
-static int zero_job_submit(int fd, struct zero_job *z, unsigned int ctx)
+/* One zero-work job on context @ctx; @after: once the syncobj's last job is done. */
+static int zero_job_submit_after(int fd, struct zero_job *z, unsigned int ctx, bool after)
 {
 	struct drm_rkaccel_submit_bo bo = { .handle = z->bo };
+	struct drm_rkaccel_sync in = { .handle = z->sync };
 	struct drm_rkaccel_submit s = {
 		.ctx = z->ctx[ctx],
 		.tasks = (uintptr_t)&z->task,
@@ -507,10 +509,18 @@ static int zero_job_submit(int fd, struct zero_job *z, unsigned int ctx)
 		.bos = (uintptr_t)&bo,
 		.bo_count = 1,
 		.bo_stride = sizeof(bo),
+		.in_syncs = after ? (uintptr_t)&in : 0,
+		.in_sync_count = after,
+		.sync_stride = after ? sizeof(in) : 0,
 		.out_sync = z->sync,
 	};
 
 	return drmIoctl(fd, DRM_IOCTL_RKACCEL_SUBMIT, &s) ? -errno : 0;
+}
+
+static int zero_job_submit(int fd, struct zero_job *z, unsigned int ctx)
+{
+	return zero_job_submit_after(fd, z, ctx, false);
 }
 
 static int zero_job_wait(int fd, struct zero_job *z)
@@ -886,28 +896,11 @@ static int zero_job_pin(int fd, const struct bench *b, struct zero_job *z)
 /* One chain of HOPS zero-work jobs, each on the other core after the one before. */
 static int hop_chain(int fd, struct zero_job *z, uint64_t *ns)
 {
-	struct drm_rkaccel_submit_bo bo = { .handle = z->bo };
-	struct drm_rkaccel_sync in = { .handle = z->sync };
 	uint64_t t0 = now_ns();
 	int ret = 0;
 
-	for (unsigned int i = 0; i < HOPS && !ret; i++) {
-		struct drm_rkaccel_submit s = {
-			.ctx = z->ctx[i % 2],
-			.tasks = (uintptr_t)&z->task,
-			.task_count = 1,
-			.task_stride = sizeof(z->task),
-			.bos = (uintptr_t)&bo,
-			.bo_count = 1,
-			.bo_stride = sizeof(bo),
-			.in_syncs = (uintptr_t)&in,
-			.in_sync_count = i ? 1 : 0,
-			.sync_stride = i ? sizeof(in) : 0,
-			.out_sync = z->sync,
-		};
-
-		ret = drmIoctl(fd, DRM_IOCTL_RKACCEL_SUBMIT, &s) ? -errno : 0;
-	}
+	for (unsigned int i = 0; i < HOPS && !ret; i++)
+		ret = zero_job_submit_after(fd, z, i % 2, i > 0);
 	if (!ret)
 		ret = zero_job_wait(fd, z);
 	*ns = (now_ns() - t0) / HOPS;
@@ -1145,16 +1138,20 @@ static void print_nets(const struct bench *b)
 
 static void print_host_io(const struct bench *b)
 {
+	static const char *const rows[][2] = {
+		{ "input (UINT8 NHWC quantized, native layout)", "b3_input_us" },
+		{ "output (native read back, dequantized)", "b3_output_us" },
+		{ "both", "b3_us" },
+	};
+
 	printf("the host's work around one batch-3 inference of MobileNetV2-224, one thread,\n"
 	       "us, median [min..max] of %u rounds (make bench divides it by the device time):\n",
 	       b->rounds);
-	printf("  input (UINT8 NHWC quantized, native layout)   ");
-	cell(fig(b, "host.mobilenet_v2.b3_input_us"), "%.1f");
-	printf("\n  output (native read back, dequantized)         ");
-	cell(fig(b, "host.mobilenet_v2.b3_output_us"), "%.1f");
-	printf("\n  both                                           ");
-	cell(fig(b, "host.mobilenet_v2.b3_us"), "%.1f");
-	printf("\n");
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		printf("  %-46s", rows[i][0]);
+		cell(fig(b, "host.mobilenet_v2.%s", rows[i][1]), "%.1f");
+		printf("\n");
+	}
 }
 
 static void print_table(const struct bench *b)
