@@ -142,7 +142,9 @@ t "bench --json FIFO" 1 "--json .*: a FIFO with no reader" "$bench" --json "$fif
 t "bench --json ''" 2 "needs a path" "$bench" --json ""
 t "bench --nets --submit-only" 2 "exclude each other" "$bench" --nets --submit-only
 t "bench --host-io --nets" 2 "exclude each other" "$bench" --host-io --nets
-t "bench --host-io (no device)" 0 '"host.mobilenet_v2.b3_us": [0-9]' "$bench" --host-io --rounds 5
+# (its figures go to stdout: sent to stderr for t's match)
+t "bench --host-io (no device)" 0 '"host.mobilenet_v2.b3_us": [0-9]' \
+	sh -c '"$0" --host-io --rounds 5 >&2' "$bench"
 t "info FIFO" 1 "No such device" "$info" "$fifo"
 
 # rkaccel-info --model: a 2.0 network shown as its 3.0 graph, errors named.
