@@ -119,11 +119,17 @@ echo "${probe_ok:+$probe_ok }ok 1 init.$probe_name"
 dmesg | grep -E 'rkaccel-(core|npu)|rkaccel_sim|rkaccel-sim' | sed 's/^/# /'
 echo "RKACCEL-RC 0 init"
 
+# Each command's guest time as a TAP comment: where a run's minutes go
+# (grep '^# time' in its log).
 while IFS= read -r cmd; do
 	case "$cmd" in ''|'#'*) continue ;; esac
 	echo "RKACCEL-RUN $cmd"
+	t0=$(cut -d' ' -f1 /proc/uptime)
 	(cd /tmp && sh -c "$cmd")
-	echo "RKACCEL-RC $? $cmd"
+	rc=$?
+	awk -v a="$t0" -v b="$(cut -d' ' -f1 /proc/uptime)" -v c="$cmd" \
+		'BEGIN { printf "# time %.1f s: %s\n", b - a, substr(c, 1, 60) }'
+	echo "RKACCEL-RC $rc $cmd"
 done < /tests/list
 
 kmemleak_check after_suite
