@@ -61,8 +61,10 @@ debug_runs=("amd64 rk3588" "arm64 rk3576")
 expect=10
 if [ "${CHECK_DEBUG:-1}" != 0 ]; then
 	dlist=$build/logs/debug-suite.list
+	# the benchmark's figures are judged in the stock guests only (below);
+	# under the debug kernel it takes about a minute and adds no path
 	sed "s/@FUZZ_SECONDS@/${FUZZ_SECONDS:-20}/g" "$top/selftests/suite.list" \
-		"$top/selftests/debug.list" > "$dlist"
+		"$top/selftests/debug.list" | grep -v '^rkaccel-bench' > "$dlist"
 	for run in "${debug_runs[@]}"; do
 		set -- $run
 		RKACCEL_KERNEL=debug "$scripts/qemu-run.sh" "$1" "$2" "$dlist" suite || rc=1
