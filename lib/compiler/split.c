@@ -549,14 +549,15 @@ static void plan_segments(struct split_state *st, uint32_t cap, bool strict)
 		segment_rows(st, a, b, id + 1);
 		for (uint32_t i = a; i < b; i++) {
 			struct layer_plan c;
-			uint64_t o = est_part(&st->in->lps[i]);
+			uint64_t o = est_part(&st->in->lps[i]), ns[SPLIT_MAX_PARTS];
 
 			best_split(&st->in->lps[i], st->in->banks, st->in->ncores, &c);
 			one += o;
 			/* the layers split one by one instead: a boundary each */
 			alt += c.parts > 1 ? est_part(&c) + st->in->boundary_ns : o;
+			est_parts(&st->best[i], ns);
 			for (uint32_t q = 0; q < st->in->ncores; q++)
-				part[q] += est_unit(&st->best[i], q);
+				part[q] += ns[q];
 		}
 		for (uint32_t q = 0; q < st->in->ncores; q++)
 			worst = part[q] > worst ? part[q] : worst;
