@@ -40,4 +40,9 @@ if grep -q 'warning:\|error:' "$log"; then
 	echo "build-module: $arch: warnings or errors (see $log)" >&2
 	exit 1
 fi
-cp "$src/kernel/rkaccel.ko" "$src/kernel/sim/rkaccel_sim.ko" "$src/test-modules/"*.ko "$dest/kernel/"
+# Renamed into place: a guest of make check's other lane may be copying
+# the modules into its initramfs right now (scripts/check.sh).
+for ko in "$src/kernel/rkaccel.ko" "$src/kernel/sim/rkaccel_sim.ko" "$src/test-modules/"*.ko; do
+	cp "$ko" "$dest/kernel/.$(basename "$ko").tmp"
+	mv -f "$dest/kernel/.$(basename "$ko").tmp" "$dest/kernel/$(basename "$ko")"
+done

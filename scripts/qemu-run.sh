@@ -123,6 +123,12 @@ add_python() {
 	chmod +x "$work/bin/python3"
 }
 
+# The host-made data is shared by the runs of make check's two lanes
+# (scripts/check.sh): one makes it while the other waits, then finds it made.
+host_data() {
+	flock "$build/.host-data.lock" "$@"
+}
+
 make_initramfs() {
 	local dep path base
 	rm -rf "$work"
@@ -155,7 +161,7 @@ make_initramfs() {
 	# The trained digits model and the host executor's outputs, made on
 	# the host (scripts/digits-data.sh), for digits_test.
 	if grep -q digits_test "$list"; then
-		"$top/scripts/digits-data.sh"
+		host_data "$top/scripts/digits-data.sh"
 		mkdir -p "$work/data"
 		cp -r "$build/digits" "$work/data/digits"
 	fi
@@ -163,13 +169,13 @@ make_initramfs() {
 	# host (scripts/zoo-data.sh), for zoo_test; not the model files (the
 	# guest writes them from the same seed, checked by their CRC-32).
 	if grep -q zoo_test "$list"; then
-		"$top/scripts/zoo-data.sh"
+		host_data "$top/scripts/zoo-data.sh"
 		mkdir -p "$work/data/zoo"
 		cp "$build/zoo/zoo.txt" "$build"/zoo/*.in "$build"/zoo/*.expected "$work/data/zoo/"
 		# torchvision's networks converted from ONNX (scripts/tv-data.sh):
 		# these model files are the host's, at the guest's size (amd64
 		# 224x224, arm64 96x96) and the SoC's batch (3 cores, or 2).
-		"$top/scripts/tv-data.sh"
+		host_data "$top/scripts/tv-data.sh"
 		tv_size=224x224 tv_batch=3
 		[ "$arch" = arm64 ] && tv_size=96x96
 		[ "$soc" = rk3576 ] && tv_batch=2
