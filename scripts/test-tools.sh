@@ -130,6 +130,12 @@ t "run --input FIFO" 1 "--input .*: is not a regular file" "$run" "$tmp/m" --inp
 t "run --expect FIFO" 1 "--expect .*: is not a regular file" "$run" "$tmp/m" --expect "$fifo"
 t "run --output FIFO" 1 "--output .*: a FIFO with no reader" "$run" "$tmp/m" --output "$fifo"
 t "run --device FIFO" 1 "No such device" "$run" "$tmp/m" --device "$fifo"
+t "run --dump-layers ''" 2 "needs a path" "$run" "$tmp/m" --dump-layers ""
+t "run --dump-layers (no value)" 2 "--dump-layers needs a value" "$run" "$tmp/m" --dump-layers
+t "run --dump-layers FILE" 1 "--dump-layers .*: Not a directory" \
+	"$run" "$tmp/m" --dump-layers "$tmp/m"
+t "run --dump-layers in no folder" 1 "--dump-layers .*: No such file or directory" \
+	"$run" "$tmp/m" --dump-layers "$tmp/none/dump"
 
 # rkaccel-top, rkaccel-bench, rkaccel-info.
 for v in 010 0x10 "" 0 3600001 1s; do

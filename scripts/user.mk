@@ -86,6 +86,11 @@ $(OUT)/bin/%: tools/%.c $(LIB) $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
+# --dump-layers compares with the CPU reference of the selftests (layer_dump.h).
+$(OUT)/bin/rkaccel-run: tools/rkaccel-run.c $(LIB) $(HDRS) selftests/graph_ref.h selftests/quant_ref.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Iselftests $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
 $(OUT)/selftests/%: selftests/%.c $(LIB) $(HDRS) $(wildcard selftests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)

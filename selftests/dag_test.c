@@ -356,30 +356,41 @@ static const struct rkaccel_info host_info = {
  * chain; 4 fire and 5 dense without the classifier (the concat is the output);
  * 6 resnet in ONNX's node order.
  */
-static int lowered(int which, struct rkaccel_model **m, char *msg, size_t len)
-{
-	struct gb *b = malloc(sizeof(*b));
-	int ret;
+/* A variant's graph: built into a struct gb, or (the text chain) a graph object. */
+struct variant_graph {
+	struct gb *b;
+	struct rkaccel_graph *g;
+	const struct rkaccel_graph_desc *d;
+};
 
-	if (!b)
-		return -ENOMEM;
+static void variant_graph_free(struct variant_graph *vg)
+{
+	if (vg->b)
+		gb_free(vg->b);
+	free(vg->b);
+	rkaccel_graph_free(vg->g);
+}
+
+static int variant_graph(int which, struct variant_graph *vg, char *msg, size_t len)
+{
+	struct gb *b;
+
+	memset(vg, 0, sizeof(*vg));
 	if (which == 3) {
 		struct rkaccel_model *chain;
-		struct rkaccel_graph *g;
+		int ret = rkaccel_model_from_text(24, mobilenet30, &chain, msg, len);
 
-		free(b);
-		ret = rkaccel_model_from_text(24, mobilenet30, &chain, msg, len);
 		if (ret)
 			return ret;
 		/* through the graph: the 3.0 path a converted network takes */
-		ret = rkaccel_graph_from_model(rkaccel_model_desc(chain), &g, msg, len);
+		ret = rkaccel_graph_from_model(rkaccel_model_desc(chain), &vg->g, msg, len);
 		rkaccel_model_free(chain);
-		if (ret)
-			return ret;
-		ret = rkaccel_graph_to_model(rkaccel_graph_desc(g), m, msg, len);
-		rkaccel_graph_free(g);
+		vg->d = ret ? NULL : rkaccel_graph_desc(vg->g);
 		return ret;
 	}
+	b = vg->b = malloc(sizeof(*b));
+	if (!b)
+		return -ENOMEM;
 	if (which == 0 || which == 6)
 		build_resnet_down(b, which == 6);
 	else if (which == 1 || which == 4)
@@ -390,9 +401,18 @@ static int lowered(int which, struct rkaccel_model **m, char *msg, size_t len)
 		build_grouped(b);
 	else
 		build_dense(b, which == 2);
-	ret = rkaccel_graph_to_model(&b->d, m, msg, len);
-	gb_free(b);
-	free(b);
+	vg->d = &b->d;
+	return 0;
+}
+
+static int lowered(int which, struct rkaccel_model **m, char *msg, size_t len)
+{
+	struct variant_graph vg;
+	int ret = variant_graph(which, &vg, msg, len);
+
+	if (!ret)
+		ret = rkaccel_graph_to_model(vg.d, m, msg, len);
+	variant_graph_free(&vg);
 	return ret;
 }
 
@@ -590,6 +610,217 @@ TEST_F(dag, runs_bit_exact)
 	free(out);
 	free(ref);
 	rkaccel_ctx_destroy(ctx);
+	rkaccel_close(dev);
+}
+
+/* graph_ref_run()'s hook: a copy of every node's output, by graph tensor. */
+struct ref_tensors {
+	const struct rkaccel_graph_desc *d;
+	uint8_t **data;
+};
+
+static void keep_ref(void *arg, uint32_t image, uint32_t node, const void *data, size_t bytes)
+{
+	struct ref_tensors *r = arg;
+	uint32_t t = r->d->nodes[node].output;
+
+	(void)image;
+	free(r->data[t]);
+	r->data[t] = malloc(bytes);
+	if (r->data[t])
+		memcpy(r->data[t], data, bytes);
+}
+
+/*
+ * The layer dump of rkaccel-run --dump-layers: one inference of @ctx (made
+ * with RKACCEL_CTX_KEEP_TENSORS), every layer's output read back and
+ * compared with graph @d's reference output of the node it lowers. Returns
+ * the first model tensor that differs, 0 when none does; *@compared gets
+ * how many were compared.
+ */
+static uint32_t first_differing(struct __test_metadata *_metadata,
+				const struct rkaccel_graph_desc *d, const struct rkaccel_model *m,
+				struct rkaccel_ctx *ctx, uint64_t seed, uint32_t *compared)
+{
+	size_t in_len = gref_bytes(&d->tensors[d->inputs[0].tensor]);
+	size_t out_len = gref_bytes(&d->tensors[d->outputs[0]]);
+	struct ref_tensors r = { d, calloc(d->num_tensors, sizeof(*r.data)) };
+	uint32_t n = rkaccel_model_desc(m)->num_layers, first = 0;
+	uint8_t *out = malloc(out_len), *ref_out = malloc(out_len);
+	int8_t *in = malloc(in_len);
+	char msg[256];
+
+	*compared = 0;
+	if (!r.data || !out || !ref_out || !in)
+		goto out;
+	rkt_fill_i8(in, in_len, seed);
+	EXPECT_EQ(0, rkaccel_ctx_run(ctx, in, in_len, out, out_len));
+	EXPECT_EQ(0, graph_ref_run(d, (const void *const *)&in, (void *const *)&ref_out,
+				   keep_ref, &r, msg, sizeof(msg))) TH_LOG("%s", msg);
+	for (uint32_t t = 1; t <= n; t++) {
+		int g = rkaccel_model_graph_tensor(m, t);
+		size_t len;
+		uint8_t *npu;
+
+		if (g < 0) {
+			EXPECT_EQ(-ENOENT, g);	/* a copy into a concat */
+			continue;
+		}
+		len = gref_bytes(&d->tensors[g]);
+		npu = malloc(len);
+		ASSERT_NE(NULL, npu);
+		EXPECT_EQ(0, rkaccel_ctx_read_tensor(ctx, 0, t, npu, len));
+		EXPECT_NE(NULL, r.data[g]) TH_LOG("graph tensor %d: no node computed it", g);
+		if (r.data[g]) {
+			*compared += 1;
+			if (!first && memcmp(npu, r.data[g], len))
+				first = t;
+		}
+		free(npu);
+	}
+	/* no layer differs: neither does the output the run returned */
+	if (!first)
+		EXPECT_EQ(0, memcmp(out, ref_out, out_len));
+out:
+	for (uint32_t t = 0; r.data && t < d->num_tensors; t++)
+		free(r.data[t]);
+	free(r.data);
+	free(in);
+	free(out);
+	free(ref_out);
+	return first;
+}
+
+/* Every layer's output read back after one run equals its node's in the graph reference. */
+TEST_F(dag, every_layer_read_back)
+{
+	struct rkaccel_device *dev;
+	struct rkaccel_ctx *ctx;
+	struct variant_graph vg;
+	uint32_t first, compared;
+
+	if (rkaccel_open(NULL, &dev))
+		SKIP(return, "no rkaccel device (host)");
+	ASSERT_EQ(0, variant_graph(variant->which, &vg, self->msg, sizeof(self->msg)));
+	ASSERT_EQ(0, rkaccel_ctx_create_flags(dev, self->m, 0, RKACCEL_CTX_KEEP_TENSORS, &ctx));
+	first = first_differing(_metadata, vg.d, self->m, ctx, 991ull * (variant->which + 1),
+				&compared);
+	EXPECT_EQ(0, first) TH_LOG("%s: layer %u differs first", net_names[variant->which],
+				   first - 1);
+	EXPECT_LE(3, compared);
+	ksft_print_msg("%s: %u layer outputs read back, each equal to the graph reference\n",
+		       net_names[variant->which], compared);
+	rkaccel_ctx_destroy(ctx);
+	variant_graph_free(&vg);
+	rkaccel_close(dev);
+}
+
+#define SIM_CORRUPT_PATH	"/sys/module/rkaccel_sim/parameters/sim_corrupt_task"
+
+/*
+ * A silent datapath error (the simulator flips bits of one task's first
+ * output byte, no interrupt says so): the layer dump names that task's
+ * layer as the first that differs. ResNet's downsample block, one task a
+ * layer, so that task k is the k-th layer.
+ */
+TEST(layer_dump_finds_a_corrupted_task)
+{
+	struct rkaccel_program *p = NULL;
+	struct rkaccel_model *m = NULL;
+	struct rkaccel_device *dev;
+	struct rkaccel_info info;
+	struct rkaccel_ctx *ctx;
+	struct variant_graph vg;
+	uint32_t k, compared, first;
+	char msg[256];
+
+	if (rkaccel_open(NULL, &dev))
+		SKIP(return, "no rkaccel device (host)");
+	ASSERT_EQ(0, variant_graph(0, &vg, msg, sizeof(msg)));
+	ASSERT_EQ(0, rkaccel_graph_to_model(vg.d, &m, msg, sizeof(msg))) TH_LOG("%s", msg);
+	ASSERT_EQ(0, rkaccel_query(dev, &info));
+	ASSERT_EQ(0, rkaccel_program_compile_model(m, &info, &p));
+	ASSERT_EQ(rkaccel_model_desc(m)->num_layers, rkaccel_program_tasks(p));
+	ASSERT_EQ(0, rkaccel_ctx_create_flags(dev, m, 0, RKACCEL_CTX_KEEP_TENSORS, &ctx));
+	for (k = 1; k <= rkaccel_program_tasks(p); k += 2) {
+		ASSERT_EQ(0, rkt_param_write_u64(SIM_CORRUPT_PATH, k));
+		first = first_differing(_metadata, vg.d, m, ctx, 4242, &compared);
+		ASSERT_EQ(0, rkt_param_write_u64(SIM_CORRUPT_PATH, 0));
+		EXPECT_EQ(k, first) TH_LOG("task %u corrupted, layer %u found first", k, first);
+	}
+	/* and without the error, nothing differs */
+	EXPECT_EQ(0, first_differing(_metadata, vg.d, m, ctx, 4242, &compared));
+	rkaccel_ctx_destroy(ctx);
+	rkaccel_program_free(p);
+	rkaccel_model_free(m);
+	variant_graph_free(&vg);
+	rkaccel_close(dev);
+}
+
+/* What rkaccel_ctx_create_flags() and rkaccel_ctx_read_tensor() refuse, and what they read. */
+TEST(read_tensor_refusals)
+{
+	struct rkaccel_ctx *ctx = NULL, *plain = NULL;
+	struct rkaccel_tensor_shape s0, s1, sn;
+	struct rkaccel_model *m = NULL;
+	struct rkaccel_device *dev;
+	uint32_t n, batch;
+	size_t in1, out1, len1;
+	uint8_t *buf, *out;
+	int8_t *in;
+	char msg[256];
+
+	if (rkaccel_open(NULL, &dev))
+		SKIP(return, "no rkaccel device (host)");
+	ASSERT_EQ(0, lowered(0, &m, msg, sizeof(msg))) TH_LOG("%s", msg);
+	n = rkaccel_model_desc(m)->num_layers;
+	ASSERT_EQ(0, rkaccel_model_shape(m, 0, &s0));
+	ASSERT_EQ(0, rkaccel_model_shape(m, 1, &s1));
+	ASSERT_EQ(0, rkaccel_model_shape(m, n, &sn));
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_create_flags(dev, m, 0, 2, &ctx));
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_create_flags(dev, m, 0, 1u << 31, &ctx));
+	EXPECT_EQ(NULL, ctx);
+	ASSERT_EQ(0, rkaccel_ctx_create(dev, m, 0, &plain));
+	ASSERT_EQ(0, rkaccel_ctx_create_flags(dev, m, 0, RKACCEL_CTX_KEEP_TENSORS, &ctx));
+	/* a batch over more slices than contexts: the earliest are overwritten */
+	ASSERT_EQ(0, rkaccel_ctx_set_batch(ctx, 2 * RKACCEL_MAX_CORES + 1));
+	batch = rkaccel_ctx_batch(ctx);
+	in1 = rkaccel_ctx_input_size(ctx) / batch;
+	out1 = rkaccel_ctx_output_size(ctx) / batch;
+	len1 = (size_t)s1.height * s1.width * s1.channels;
+	in = malloc(in1 * batch);
+	out = malloc(out1 * batch);
+	buf = malloc(len1 + in1 + out1);
+	ASSERT_TRUE(in && out && buf);
+	rkt_fill_i8(in, in1 * batch, 31337);
+	ASSERT_EQ(0, rkaccel_ctx_run(ctx, in, in1 * batch, out, out1 * batch));
+	/* the last slice of each context is there: the input and output are the run's */
+	EXPECT_EQ(0, rkaccel_ctx_read_tensor(ctx, batch - 1, 0, buf, in1));
+	EXPECT_EQ(0, memcmp(buf, in + (batch - 1) * in1, in1));
+	EXPECT_EQ(0, rkaccel_ctx_read_tensor(ctx, batch - 1, n, buf, out1));
+	EXPECT_EQ(0, memcmp(buf, out + (batch - 1) * out1, out1));
+	EXPECT_EQ(0, rkaccel_ctx_read_tensor(ctx, batch - 1 - rkaccel_ctx_copies(ctx), 1, buf,
+					     len1));
+	EXPECT_EQ(-ESTALE, rkaccel_ctx_read_tensor(ctx, batch - 2 - rkaccel_ctx_copies(ctx), 1,
+						   buf, len1));
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_read_tensor(ctx, batch, 1, buf, len1));
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_read_tensor(ctx, batch - 1, n + 1, buf, len1));
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_read_tensor(ctx, batch - 1, 1, buf, len1 - 1));
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_read_tensor(ctx, batch - 1, 1, buf, len1 + 1));
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_read_tensor(ctx, batch - 1, 1, NULL, len1));
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_read_tensor(NULL, 0, 1, buf, len1));
+	/* without the flag the activations share memory: nothing to read */
+	EXPECT_EQ(-ENOTSUP, rkaccel_ctx_read_tensor(plain, 0, 1, buf, len1));
+	EXPECT_EQ(-EINVAL, rkaccel_model_graph_tensor(m, n + 1));
+	EXPECT_EQ(-EINVAL, rkaccel_model_graph_tensor(NULL, 0));
+	ksft_print_msg("batch %u on %u contexts: input %zu, layer 1 %zu, output %zu bytes read back\n",
+		       batch, rkaccel_ctx_copies(ctx) + 1, in1, len1, out1);
+	free(in);
+	free(out);
+	free(buf);
+	rkaccel_ctx_destroy(ctx);
+	rkaccel_ctx_destroy(plain);
+	rkaccel_model_free(m);
 	rkaccel_close(dev);
 }
 

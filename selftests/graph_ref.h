@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
 /*
  * The CPU reference of a whole format 3.0 graph: node by node in the
  * file's topological order, each through quant_ref.h's per-operation
@@ -7,7 +7,9 @@
  * and datapath.rst define them, never from the library or its compiler.
  * graph_ref_test checks it byte for byte against net_ref.h on every chain
  * the 2.0 tests generate; scripts/zoo-data.sh uses it for the zoo's
- * expected outputs.
+ * expected outputs; rkaccel-run --dump-layers compares every
+ * layer of the NPU with it (dual-licensed for that MIT tool, as is
+ * quant_ref.h).
  *
  * What the datapath does not define is refused with a message, not
  * guessed: an add of two int8 tensors (the EW stage adds an int8 tensor to

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
 /*
  * The CPU reference of the quantized arithmetic the simulated NPU must
  * match bit for bit: fully connected stacks, one convolution, pooling. It

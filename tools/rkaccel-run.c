@@ -2,7 +2,8 @@
 /*
  * rkaccel-run: run a model file on the NPU with a batch size, print which
  * core ran each batch slice and how long it took, optionally compare each
- * slice with an expected output.
+ * slice with an expected output; with --dump-layers, every layer's output
+ * against the CPU reference (layer_dump.h).
  */
 
 #include <errno.h>
@@ -18,11 +19,12 @@
 #include "rkaccel.h"
 #include "rkaccel_drm.h"
 #include "args.h"
+#include "layer_dump.h"
 
 #define PROG "rkaccel-run"
 
 struct options {
-	const char *model, *input, *output, *expect, *device;
+	const char *model, *input, *output, *expect, *device, *dump;
 	uint32_t batch, seed;
 	bool batch_given;	/* --batch; else a 3.0 file's own batch */
 };
@@ -31,7 +33,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: " PROG " MODEL [--batch B] [--input FILE | --seed N] [--output FILE]\n"
-		"                   [--expect FILE] [--device PATH]\n"
+		"                   [--expect FILE] [--device PATH] [--dump-layers DIR]\n"
 		"\n"
 		"Run MODEL (a file of rkaccel-mkmodel) on the NPU with batch size B (default 1;\n"
 		"a format 3.0 file runs its own batch, and B, if given, must equal it).\n"
@@ -39,6 +41,9 @@ static void usage(FILE *f)
 		"  --seed N        without --input: pseudo-random input from N (default 1)\n"
 		"  --output FILE   write the row-major output of the whole batch\n"
 		"  --expect FILE   compare each slice's output with FILE; exit 1 on a mismatch\n"
+		"  --dump-layers DIR  run image by image with every tensor kept, write each\n"
+		"                  layer's output to DIR/IMAGE/ and compare it with the CPU\n"
+		"                  reference; exit 1 at a layer that differs\n"
 		"Prints one line per batch slice: the core that ran it and its time.\n"
 		"B (1..64) and N (0..4294967295) are decimal, without a sign, 0x or leading zero;\n"
 		"files must be regular files. See rkaccel-run(1).\n");
@@ -69,7 +74,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			continue;
 		} else if (strcmp(a, "--batch") && strcmp(a, "--seed") && strcmp(a, "--input") &&
 			   strcmp(a, "--output") && strcmp(a, "--expect") &&
-			   strcmp(a, "--device")) {
+			   strcmp(a, "--device") && strcmp(a, "--dump-layers")) {
 			return bad_usage("unknown argument '%s'", a);
 		} else if (!v) {
 			return bad_usage("%s needs a value", a);
@@ -91,6 +96,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 			slot = &o->output;
 		} else if (!strcmp(a, "--expect")) {
 			slot = &o->expect;
+		} else if (!strcmp(a, "--dump-layers")) {
+			slot = &o->dump;
 		} else {
 			slot = &o->device;
 		}
@@ -179,6 +186,7 @@ static int print_slices(const struct rkaccel_ctx *ctx, uint32_t batch, const uin
 
 struct run {
 	struct rkaccel_device *dev;
+	struct rkaccel_graph *graph;	/* --dump-layers: the reference's graph */
 	struct rkaccel_model *model;
 	struct rkaccel_ctx *ctx;
 	int8_t *in;
@@ -191,6 +199,7 @@ static void run_free(struct run *r)
 {
 	rkaccel_ctx_destroy(r->ctx);
 	rkaccel_model_free(r->model);
+	rkaccel_graph_free(r->graph);
 	rkaccel_close(r->dev);
 	free(r->in);
 	free(r->out);
@@ -236,7 +245,10 @@ static int load_graph(struct options *o, struct run *r, char *msg, size_t msg_le
 		return ret;
 	batch = rkaccel_graph_desc(g)->batch;
 	ret = rkaccel_graph_to_model(rkaccel_graph_desc(g), &r->model, msg, msg_len);
-	rkaccel_graph_free(g);
+	if (o->dump)
+		r->graph = g;
+	else
+		rkaccel_graph_free(g);
 	if (ret) {
 		char why[256];
 
@@ -253,6 +265,29 @@ static int load_graph(struct options *o, struct run *r, char *msg, size_t msg_le
 	return 0;
 }
 
+/*
+ * A 1.x/2.x model for --dump-layers: its graph for the reference, and the
+ * model lowered back from it, which knows the graph tensor of each layer.
+ */
+static int model_as_graph(const struct options *o, struct run *r, char *msg, size_t msg_len)
+{
+	struct rkaccel_model *m;
+	int ret = rkaccel_graph_from_model(rkaccel_model_desc(r->model), &r->graph, msg, msg_len);
+
+	if (!ret)
+		ret = rkaccel_graph_to_model(rkaccel_graph_desc(r->graph), &m, msg, msg_len);
+	if (ret) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", msg);
+		snprintf(msg, msg_len, "%s: %s", o->model, why);
+		return ret;
+	}
+	rkaccel_model_free(r->model);
+	r->model = m;
+	return 0;
+}
+
 static int prepare(struct options *o, struct run *r)
 {
 	char msg[512] = "";
@@ -263,6 +298,8 @@ static int prepare(struct options *o, struct run *r)
 		ret = load_graph(o, r, msg, sizeof(msg));
 	else
 		ret = rkaccel_model_load(o->model, &r->model, msg, sizeof(msg));
+	if (!ret && o->dump && !r->graph)
+		ret = model_as_graph(o, r, msg, sizeof(msg));
 	if (ret) {
 		/* the message starts with the path */
 		fprintf(stderr, PROG ": %s\n", *msg ? msg : rkaccel_strerror(ret));
@@ -281,17 +318,24 @@ static int prepare(struct options *o, struct run *r)
 		fprintf(stderr, PROG ": --output %s: %s\n", o->output, why);
 		return 1;
 	}
+	ret = o->dump ? dump_mkdir(o->dump) : 0;
+	if (ret) {
+		fprintf(stderr, PROG ": --dump-layers %s: %s\n", o->dump, strerror(-ret));
+		return 1;
+	}
 	ret = rkaccel_open(o->device, &r->dev);
 	if (ret)
 		return fail(o->device ? o->device : "no rkaccel device", ret);
-	ret = rkaccel_ctx_create(r->dev, r->model, 0, &r->ctx);
+	/* a dump runs the batch image by image on one context */
+	ret = rkaccel_ctx_create_flags(r->dev, r->model, 0,
+				       o->dump ? RKACCEL_CTX_KEEP_TENSORS : 0, &r->ctx);
 	if (ret)
 		return fail("context", ret);
-	ret = rkaccel_ctx_set_batch(r->ctx, o->batch);
+	ret = rkaccel_ctx_set_batch(r->ctx, o->dump ? 1 : o->batch);
 	if (ret)
 		return fail("batch", ret);
-	r->in_size = rkaccel_ctx_input_size(r->ctx);
-	r->out_size = rkaccel_ctx_output_size(r->ctx);
+	r->in_size = rkaccel_ctx_input_size(r->ctx) * (o->dump ? o->batch : 1);
+	r->out_size = rkaccel_ctx_output_size(r->ctx) * (o->dump ? o->batch : 1);
 	r->in = malloc(r->in_size);
 	r->out = malloc(r->out_size);
 	r->expect = o->expect ? malloc(r->out_size) : NULL;
@@ -331,6 +375,120 @@ static void print_header(const struct options *o, const struct run *r)
 	       rkaccel_ctx_copies(r->ctx) + 1);
 }
 
+/* One layer of one image: NPU bytes written, compared; returns 1 when they differ. */
+static int dump_layer(const struct options *o, struct layer_dump *d, uint32_t img, uint32_t i,
+		      bool show)
+{
+	struct dump_tensor *t = &d->t[i];
+	char path[4096], verdict[128] = "not compared", shape[40];
+	long long max = 0;
+	size_t bad = 0;
+	int ret;
+
+	dump_path(path, sizeof(path), o->dump, img, i, t->name, "npu");
+	ret = dump_write(path, t->npu, t->bytes);
+	if (ret)
+		return -fail(path, ret);
+	if (d->ref_ok && t->cpu_done) {
+		bad = dump_diff(t, &max);
+		if (bad)
+			snprintf(verdict, sizeof(verdict), "DIFFERS: %zu of %zu, max |npu - cpu| %lld",
+				 bad, t->bytes, max);
+		else
+			snprintf(verdict, sizeof(verdict), "equal");
+	}
+	if (bad) {
+		dump_path(path, sizeof(path), o->dump, img, i, t->name, "cpu");
+		ret = dump_write(path, t->cpu, t->bytes);
+		if (ret)
+			return -fail(path, ret);
+	}
+	snprintf(shape, sizeof(shape), "%ux%ux%u", t->shape.height, t->shape.width,
+		 t->shape.channels);
+	if (show || bad)
+		printf("%5u  %5u  %-24.24s  %-14s  %-14s  %s\n", img, i, *t->name ? t->name : "-",
+		       t->op, shape, verdict);
+	return bad ? 1 : 0;
+}
+
+/* --dump-layers: image by image, every layer against the CPU reference. */
+static int run_dump(const struct options *o, struct run *r)
+{
+	const struct rkaccel_graph_desc *g = rkaccel_graph_desc(r->graph);
+	size_t in1 = r->in_size / o->batch, out1 = r->out_size / o->batch;
+	struct layer_dump d = { 0 };
+	uint32_t first_img = 0, first = 0, differ = 0;
+	char path[4096];
+	uint8_t *ref_out = malloc(gref_bytes(&g->tensors[g->outputs[0]]));
+	int ret = ref_out ? dump_init(&d, g, r->model) : -ENOMEM;
+
+	if (!ret)
+		ret = dump_mkdir(o->dump);
+	if (!ret)
+		ret = dump_index(&d, o->dump);
+	if (ret) {
+		free(ref_out);
+		dump_free(&d);
+		return fail(o->dump, ret);
+	}
+	printf("image  layer  tensor                    op              shape           npu vs cpu\n");
+	for (uint32_t img = 0; img < o->batch && ret >= 0; img++) {
+		snprintf(path, sizeof(path), "%s/%u", o->dump, img);
+		ret = dump_mkdir(path);
+		if (ret) {
+			ret = -fail(path, ret);
+			break;
+		}
+		ret = rkaccel_ctx_run(r->ctx, r->in + img * in1, in1, r->out + img * out1, out1);
+		if (ret) {
+			ret = -fail("run", ret);
+			break;
+		}
+		d.ref_ok = !dump_ref_image(&d, r->in + img * in1, ref_out);
+		for (uint32_t i = 1; i < d.n && ret >= 0; i++) {
+			ret = rkaccel_ctx_read_tensor(r->ctx, 0, i, d.t[i].npu, d.t[i].bytes);
+			if (ret) {
+				ret = -fail("reading a tensor", ret);
+				break;
+			}
+			ret = dump_layer(o, &d, img, i, !img);
+			if (ret == 1 && !differ++)
+				first_img = img, first = i;
+		}
+	}
+	if (ret >= 0 && !d.ref_ok)
+		printf("result:   layers written to %s, not compared: the CPU reference: %s\n",
+		       o->dump, d.ref_msg);
+	else if (ret >= 0 && differ)
+		printf("result:   %u layer outputs differ; the first: image %u, layer %u '%s' (%s)\n",
+		       differ, first_img, first, d.t[first].name, d.t[first].op);
+	else if (ret >= 0)
+		printf("result:   every layer of every image equals the CPU reference\n");
+	free(ref_out);
+	dump_free(&d);
+	return ret < 0 ? -1 : differ ? 1 : 0;
+}
+
+/* After a dump: --expect against the outputs of the images, --output written. */
+static int dump_outputs(const struct options *o, struct run *r)
+{
+	size_t out1 = r->out_size / o->batch;
+	uint32_t differ = 0;
+	int bad = 0, ret;
+
+	for (uint32_t img = 0; r->expect && img < o->batch; img++)
+		differ += !!memcmp(r->out + img * out1, r->expect + img * out1, out1);
+	if (r->expect)
+		printf("expect:   %s\n", differ ? "MISMATCH" : "every image's output bit-exact");
+	if (r->output) {
+		ret = write_all(r->output, r->out, r->out_size);
+		r->output = NULL;
+		if (ret)
+			bad = fail(o->output, ret);
+	}
+	return differ || bad;
+}
+
 int main(int argc, char **argv)
 {
 	struct run r = { 0 };
@@ -348,6 +506,13 @@ int main(int argc, char **argv)
 		return ret;
 	}
 	print_header(&o, &r);
+	if (o.dump) {
+		ret = run_dump(&o, &r);
+		if (ret >= 0)
+			ret |= dump_outputs(&o, &r);
+		run_free(&r);
+		return ret ? 1 : 0;
+	}
 	t0 = now_ns();
 	ret = rkaccel_ctx_run(r.ctx, r.in, r.in_size, r.out, r.out_size);
 	t1 = now_ns();

@@ -841,5 +841,6 @@ u32 rkaccel_sim_conv(struct device *dev, const struct rkaccel_soc_data *soc, con
 	work->bytes = conv_traffic(&c);
 	conv_cost(&c, work);
 	work->out_int32 = c.out_bytes == 4;
+	work->out_addr = c.out_addr;
 	return scratch ? conv_execute(&c, vm, scratch) : 0;
 }

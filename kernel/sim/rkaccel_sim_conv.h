@@ -19,6 +19,7 @@ struct rkaccel_vm;
  * @bytes: bytes moved by the DMAs (feature, weights unless reused, bias,
  *	EW operand, output), @fill_bytes included.
  * @out_int32: the DPU wrote int32 (RK3576 then raises no DPU interrupt bit).
+ * @out_addr: NPU address of the first output byte the task writes.
  */
 struct rkaccel_sim_work {
 	u64 macs;
@@ -27,6 +28,7 @@ struct rkaccel_sim_work {
 	u64 fill_bytes;
 	u64 bytes;
 	bool out_int32;
+	u32 out_addr;
 };
 
 /* The int8 MAC array: input channels x kernels per cycle (32 x 32 = 1024). */

@@ -77,6 +77,11 @@ static unsigned int sim_host_delay_us;
 module_param(sim_host_delay_us, uint, 0644);
 MODULE_PARM_DESC(sim_host_delay_us, "Simulator: extra host time per executed task, us, a slow host for tests (default 0)");
 
+/* a silent datapath error, for the layer dump's test (rkaccel-run --dump-layers) */
+static unsigned int sim_corrupt_task;
+module_param(sim_corrupt_task, uint, 0644);
+MODULE_PARM_DESC(sim_corrupt_task, "Simulator: flip bits of the first output byte of this task of every chain, 1-based (default 0: none)");
+
 /* silicon's iommu_attach_group() failing, for the driver's error path */
 static atomic_t sim_fail_attach = ATOMIC_INIT(0);
 static int sim_fail_attach_set(const char *val, const struct kernel_param *kp)
@@ -651,7 +656,8 @@ static u64 sim_task_time(const struct rkaccel_sim_work *w, u32 count)
  * without the lock. Returns the error interrupt bits, 0 when it completed.
  */
 static u32 sim_run_task(struct rkaccel_sim_core *sim, struct rkaccel_vm *vm,
-			const struct sim_task *task, u32 count, u64 *ns, bool *out_int32)
+			const struct sim_task *task, u32 count, u64 *ns, bool *out_int32,
+			u32 *out_addr)
 {
 	struct rkaccel_sim_work w = {};
 	u32 err = 0;
@@ -661,7 +667,21 @@ static u32 sim_run_task(struct rkaccel_sim_core *sim, struct rkaccel_vm *vm,
 				       READ_ONCE(sim_compute) ? &sim->scratch : NULL, &w);
 	*ns += sim_task_time(&w, count);
 	*out_int32 = w.out_int32;
+	*out_addr = w.out_addr;
 	return err;
+}
+
+/* sim_corrupt_task: what a flaky datapath would leave, no error raised. */
+static void sim_corrupt(struct rkaccel_vm *vm, u32 done, u32 out_addr)
+{
+	u8 b;
+
+	if (READ_ONCE(sim_corrupt_task) != done + 1 || !READ_ONCE(sim_compute))
+		return;
+	if (!rkaccel_vm_read(vm, out_addr, &b, 1)) {
+		b ^= 0x5a;
+		rkaccel_vm_write(vm, out_addr, &b, 1);
+	}
 }
 
 static bool sim_has_enable(const u64 *cmds, u32 count)
@@ -727,7 +747,7 @@ static u32 sim_done_bits(struct rkaccel_sim_core *sim, u32 blocks, bool out_int3
 static void sim_exec(struct work_struct *work)
 {
 	struct rkaccel_sim_core *sim = container_of(work, struct rkaccel_sim_core, exec);
-	u32 gen, addr, count, tasks, task_con, err, bits = 0, done = 0, blocks = 0;
+	u32 gen, addr, count, tasks, task_con, err, bits = 0, done = 0, blocks = 0, out_addr;
 	ktime_t start = ktime_get();
 	bool out_int32 = false, late = false;
 	struct rkaccel_vm *vm;
@@ -768,7 +788,7 @@ static void sim_exec(struct work_struct *work)
 			return;	/* nothing started: the core hangs */
 
 		blocks = task.op_enable;
-		err = sim_run_task(sim, vm, &task, count, &ns, &out_int32);
+		err = sim_run_task(sim, vm, &task, count, &ns, &out_int32, &out_addr);
 		if (err & RKNPU_INT_DMA_ERROR) {
 			sim_iommu_fault(sim, vm, addr, err);
 			return;
@@ -777,6 +797,7 @@ static void sim_exec(struct work_struct *work)
 			sim_raise(sim, gen, err);
 			return;
 		}
+		sim_corrupt(vm, done, out_addr);
 		/* the last task counts when its modelled time has passed */
 		if (++done < tasks)
 			WRITE_ONCE(sim->exec_tasks, done);

@@ -243,5 +243,6 @@ u32 rkaccel_sim_ppu(struct device *dev, const struct rkaccel_soc_data *soc, cons
 				     p.out_width * p.out_height * RKNPU_ATOM_BYTES);
 	/* the PPU streams its input: every byte read is one element */
 	work->dpu_elems = (u64)planes * p.height * p.in_line;
+	work->out_addr = p.out_addr;
 	return scratch ? pool_execute(&p, vm, scratch) : 0;
 }

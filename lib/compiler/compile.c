@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "compile.h"
+#include "tensors.h"
 #include "split.h"
 #include "rkaccel_drm.h"
 
@@ -506,6 +507,7 @@ struct compile_opts {
 	uint32_t ncores;	/* > 1: split over that many cores */
 	uint64_t boundary_ns;
 	uint32_t max_tasks;
+	bool keep_tensors;	/* every tensor in its own bytes, places kept */
 };
 
 static int compile_split(struct rkaccel_program *p, const struct rkaccel_model_desc *desc,
@@ -540,13 +542,19 @@ static int compile_layers(struct rkaccel_program *p, const struct rkaccel_model_
 		/* the model was checked: this fills the shapes */
 		ret = model_check(desc, io, cat, UINT32_MAX, s, NULL, 0);
 		if (!ret)
-			ret = place_tensors(p, desc, io, cat, s, t, o->ncores > 1);
+			ret = place_tensors(p, desc, io, cat, s, t,
+					    o->ncores > 1 || o->keep_tensors);
 		if (!ret)
 			ret = plan_layers(lps, desc, io, t, banks);
 		if (!ret && o->ncores > 1)
 			ret = compile_split(p, desc, io, cat, t, lps, banks, o);
 		else if (!ret)
 			ret = compile_plans(p, desc, lps);
+	}
+	if (!ret && o->keep_tensors) {
+		p->places = t;
+		p->num_places = (uint32_t)n;
+		t = NULL;
 	}
 	free(s);
 	free(t);
@@ -590,11 +598,20 @@ int program_compile(const struct rkaccel_model_desc *desc, const struct model_io
 	return compile_opts(desc, io, cat, info, &o, prog);
 }
 
+int program_compile_kept(const struct rkaccel_model_desc *desc, const struct model_io *io,
+			 const uint32_t *cat, const struct rkaccel_info *info,
+			 struct rkaccel_program **prog)
+{
+	struct compile_opts o = { .ncores = 1, .keep_tensors = true };
+
+	return compile_opts(desc, io, cat, info, &o, prog);
+}
+
 int program_compile_split(const struct rkaccel_model_desc *desc, const struct model_io *io,
 			  const uint32_t *cat, const struct rkaccel_info *info,
 			  uint32_t ncores, uint64_t boundary_ns, struct rkaccel_program **prog)
 {
-	struct compile_opts o = { ncores, boundary_ns, info->max_tasks };
+	struct compile_opts o = { ncores, boundary_ns, info->max_tasks, false };
 
 	*prog = NULL;
 	if (ncores < 2 || ncores > SPLIT_MAX_PARTS)
@@ -643,6 +660,7 @@ void rkaccel_program_free(struct rkaccel_program *prog)
 	split_jobs_free(prog->jobs);
 	free(prog->relocs);
 	free(prog->weights);
+	free(prog->places);
 	free(prog);
 }
 

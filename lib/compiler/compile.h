@@ -74,6 +74,8 @@ struct rkaccel_program {
 	uint32_t *task_unit;	/* per task: layer * SPLIT_MAX_PARTS + part (split.c) */
 	uint32_t cap_units, cur_unit;	/* cur_unit: of the tasks being put */
 	struct split_jobs *jobs;	/* NULL: one chain of every task */
+	struct tensor_place *places;	/* program_compile_kept(): every tensor's */
+	uint32_t num_places;
 };
 
 /* Where a tensor lives: buffer, offset, plane stride; its shape. */

@@ -21,7 +21,7 @@ extern "C" {
  * Not the driver's version, which rkaccel_query() reports.
  */
 #define RKACCEL_LIB_VERSION_MAJOR	2
-#define RKACCEL_LIB_VERSION_MINOR	5
+#define RKACCEL_LIB_VERSION_MINOR	6
 #define RKACCEL_LIB_VERSION_PATCH	0
 #define RKACCEL_LIB_VERSION_CODE(major, minor, patch) \
 	(((major) << 16) | ((minor) << 8) | (patch))
@@ -274,6 +274,15 @@ void rkaccel_model_free(struct rkaccel_model *model);
  */
 int rkaccel_model_inputs(const struct rkaccel_model *model, uint32_t layer, uint32_t *tensors,
 			 uint32_t max);
+
+/*
+ * rkaccel_model_graph_tensor - the index of the tensor of the 3.0 graph
+ * that tensor @t of @model (0 the input, i + 1 the output of layer i)
+ * holds, for a model of rkaccel_graph_to_model(). Returns it, -ENOENT when
+ * @t holds no graph tensor (a copy into a concat) or @model was not
+ * lowered from a graph, or -EINVAL.
+ */
+int rkaccel_model_graph_tensor(const struct rkaccel_model *model, uint32_t t);
 
 /*
  * rkaccel_model_shape - the shape of tensor @t of @model (0 the input, i + 1
@@ -731,6 +740,39 @@ struct rkaccel_ctx;
  */
 int rkaccel_ctx_create(struct rkaccel_device *dev, const struct rkaccel_model *model,
 		       uint32_t core_mask, struct rkaccel_ctx **ctx);
+
+/*
+ * Flags of rkaccel_ctx_create_flags(). KEEP_TENSORS: every tensor of the
+ * model keeps its own bytes to the end of a run (no activation memory is
+ * reused: the internal BO holds them all), so that rkaccel_ctx_read_tensor()
+ * can read each layer's output afterwards; the context runs one inference
+ * on one core (no split over cores).
+ */
+#define RKACCEL_CTX_KEEP_TENSORS	(1u << 0)
+
+/*
+ * rkaccel_ctx_create_flags - rkaccel_ctx_create() with @flags
+ * (RKACCEL_CTX_*). Returns its errors, and -EINVAL for an unknown flag.
+ */
+int rkaccel_ctx_create_flags(struct rkaccel_device *dev, const struct rkaccel_model *model,
+			     uint32_t core_mask, uint32_t flags, struct rkaccel_ctx **ctx);
+
+/*
+ * rkaccel_ctx_read_tensor - after a run of @ctx (rkaccel_ctx_run(),
+ * rkaccel_ctx_run_native(), or rkaccel_ctx_wait() after
+ * rkaccel_ctx_run_async()), copy tensor @t of batch slice @slice (0 the
+ * input, i + 1 the output of layer i: rkaccel_model_shape()) into @dst as
+ * row-major [height x width][channels] elements, int8 or, for an
+ * RKACCEL_LAYER_OUT_INT32 output, int32: @len must be that many bytes.
+ * A context runs its slices in turn, so the activations are those of its
+ * last slice: @slice must be one of the last 1 + rkaccel_ctx_copies().
+ * Returns 0; -ENOTSUP for a context created without
+ * RKACCEL_CTX_KEEP_TENSORS (other tensors reuse the bytes); -ESTALE for an
+ * earlier slice; -EBUSY; -EINVAL for a NULL argument, @slice outside the
+ * batch, @t beyond the last layer or a wrong @len.
+ */
+int rkaccel_ctx_read_tensor(struct rkaccel_ctx *ctx, uint32_t slice, uint32_t t, void *dst,
+			    size_t len);
 
 /*
  * rkaccel_ctx_dup - make *@dup, a copy of @src with batch 1 and core mask 0

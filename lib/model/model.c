@@ -746,6 +746,15 @@ int rkaccel_model_inputs(const struct rkaccel_model *model, uint32_t layer, uint
 	return 1;
 }
 
+int rkaccel_model_graph_tensor(const struct rkaccel_model *model, uint32_t t)
+{
+	if (!model || t > model->desc.num_layers)
+		return -EINVAL;
+	if (!model->graph_tensor || model->graph_tensor[t] == MODEL_NO_TENSOR)
+		return -ENOENT;
+	return (int)model->graph_tensor[t];
+}
+
 int rkaccel_model_shape(const struct rkaccel_model *model, uint32_t t,
 			struct rkaccel_tensor_shape *shape)
 {
@@ -775,6 +784,7 @@ void rkaccel_model_free(struct rkaccel_model *model)
 	free(model->layers);
 	free(model->io);
 	free(model->cat);
+	free(model->graph_tensor);
 	free(model);
 }
 

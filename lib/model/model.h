@@ -25,7 +25,11 @@ struct rkaccel_model {
 	uint32_t *cat;		/* concat inputs, io[i].cat_first.. */
 	uint32_t num_cat;
 	void *data;		/* every weight and bias array, 64-byte aligned */
+	uint32_t *graph_tensor;	/* lowered from a graph: tensor t holds graph tensor
+				 * graph_tensor[t] (MODEL_NO_TENSOR: none); else NULL */
 };
+
+#define MODEL_NO_TENSOR		UINT32_MAX
 
 /* lib/model/model.c */
 float bits_float(uint32_t u);

@@ -539,6 +539,23 @@ static int check_shapes(struct lower *lw, const struct rkaccel_model *m)
 	return 0;
 }
 
+/* Which graph tensor each model tensor holds, for rkaccel_model_graph_tensor(). */
+static int keep_graph_tensors(struct lower *lw, struct rkaccel_model *m)
+{
+	uint32_t n = m->desc.num_layers + 1;
+
+	m->graph_tensor = malloc(n * sizeof(*m->graph_tensor));
+	if (!m->graph_tensor)
+		return model_bad(lw->msg, lw->msg_len, "out of memory");
+	for (uint32_t t = 0; t < n; t++)
+		m->graph_tensor[t] = MODEL_NO_TENSOR;
+	/* a copy into a concat or an int32 accumulator has no chain tensor */
+	for (uint32_t g = 0; g < lw->g->num_tensors; g++)
+		if (lw->chain[g] != NONE)
+			m->graph_tensor[lw->chain[g]] = g;
+	return 0;
+}
+
 static int lower_all(struct lower *lw, struct rkaccel_model **model)
 {
 	const struct rkaccel_graph_desc *g = lw->g;
@@ -580,6 +597,8 @@ static int lower_all(struct lower *lw, struct rkaccel_model **model)
 	if (ret)
 		return model_bad(lw->msg, lw->msg_len, "%s", ret == -ENOMEM ? "out of memory" : why);
 	ret = check_shapes(lw, *model);
+	if (!ret)
+		ret = keep_graph_tensors(lw, *model);
 	if (ret) {
 		rkaccel_model_free(*model);
 		*model = NULL;

@@ -23,6 +23,7 @@
 #include "runtime.h"
 #include "rkaccel_drm.h"
 #include "../compiler/split.h"
+#include "../compiler/tensors.h"
 #include "../model/model.h"
 
 #define CTX_MAX_COPIES	7		/* hidden duplicates: num_cores - 1 at most */
@@ -51,6 +52,7 @@ struct ctx_shared {
 	struct rkaccel_info info;		/* what the programs were compiled for */
 	struct rkaccel_program *split_prog[SPLIT_MAX_PARTS + 1];
 	struct ctx_bo split_wt[SPLIT_MAX_PARTS + 1];
+	bool keep_tensors;		/* RKACCEL_CTX_KEEP_TENSORS: prog keeps every tensor */
 };
 
 struct slice_info {
@@ -277,8 +279,20 @@ static int shared_keep_model(struct ctx_shared *sh, const struct rkaccel_model *
 				&sh->model, NULL, 0);
 }
 
+/* The program of @model: with every tensor kept for a layer dump, or by lifetime. */
+static int shared_compile(struct ctx_shared *sh, const struct rkaccel_model *model)
+{
+	const struct model_io *io;
+	const uint32_t *cat;
+
+	if (!sh->keep_tensors)
+		return rkaccel_program_compile_model(model, &sh->info, &sh->prog);
+	io = model_links(model, &cat);
+	return program_compile_kept(rkaccel_model_desc(model), io, cat, &sh->info, &sh->prog);
+}
+
 static int shared_new(struct rkaccel_device *dev, const struct rkaccel_model *model,
-		      uint64_t boundary_ns, struct ctx_shared **out)
+		      uint64_t boundary_ns, bool keep_tensors, struct ctx_shared **out)
 {
 	struct rkaccel_info info;
 	struct ctx_shared *sh;
@@ -292,18 +306,20 @@ static int shared_new(struct rkaccel_device *dev, const struct rkaccel_model *mo
 	atomic_init(&sh->refs, 1);
 	pthread_mutex_init(&sh->split_lock, NULL);
 	sh->boundary_ns = boundary_ns;
+	sh->keep_tensors = keep_tensors;
 	sh->fd = rkaccel_fd(dev);
 	sh->info = info;
 	sh->num_cores = info.num_cores ? info.num_cores : 1;
 	sh->avail_mask = info.core_mask;
 	ret = shared_shape(sh, model);
 	if (!ret)
-		ret = rkaccel_program_compile_model(model, &info, &sh->prog);
+		ret = shared_compile(sh, model);
 	if (!ret && rkaccel_program_starts(sh->prog) > DRM_RKACCEL_MAX_JOB_TASKS)
 		ret = -E2BIG;
 	if (!ret)
 		ret = shared_weights(sh, sh->prog, &sh->weights);
-	if (!ret)
+	/* a split program places tensors its own way: a dump runs on one core */
+	if (!ret && !keep_tensors)
 		ret = shared_keep_model(sh, model);
 	if (ret) {
 		shared_put(sh);
@@ -408,16 +424,17 @@ static int ctx_new(struct ctx_shared *sh, uint32_t mask, struct rkaccel_ctx **ou
 	return 0;
 }
 
-/* rkaccel_ctx_create() whose split programs charge @boundary_ns per job (0: the default). */
+/* rkaccel_ctx_create_flags() whose split programs charge @boundary_ns per job (0: the default). */
 static int ctx_create(struct rkaccel_device *dev, const struct rkaccel_model *model,
-		      uint32_t core_mask, uint64_t boundary_ns, struct rkaccel_ctx **ctx)
+		      uint32_t core_mask, uint32_t flags, uint64_t boundary_ns,
+		      struct rkaccel_ctx **ctx)
 {
 	struct ctx_shared *sh;
 	int ret;
 
-	if (!dev || !model || !ctx)
+	if (!dev || !model || !ctx || (flags & ~RKACCEL_CTX_KEEP_TENSORS))
 		return -EINVAL;
-	ret = shared_new(dev, model, boundary_ns, &sh);
+	ret = shared_new(dev, model, boundary_ns, flags & RKACCEL_CTX_KEEP_TENSORS, &sh);
 	if (ret)
 		return ret;
 	return ctx_new(sh, core_mask, ctx);
@@ -426,7 +443,13 @@ static int ctx_create(struct rkaccel_device *dev, const struct rkaccel_model *mo
 int rkaccel_ctx_create(struct rkaccel_device *dev, const struct rkaccel_model *model,
 		       uint32_t core_mask, struct rkaccel_ctx **ctx)
 {
-	return ctx_create(dev, model, core_mask, 0, ctx);
+	return ctx_create(dev, model, core_mask, 0, 0, ctx);
+}
+
+int rkaccel_ctx_create_flags(struct rkaccel_device *dev, const struct rkaccel_model *model,
+			     uint32_t core_mask, uint32_t flags, struct rkaccel_ctx **ctx)
+{
+	return ctx_create(dev, model, core_mask, flags, 0, ctx);
 }
 
 int rkaccel_ctx_dup(struct rkaccel_ctx *src, struct rkaccel_ctx **dup)
@@ -1463,7 +1486,7 @@ static int mask_latency(struct rkaccel_device *dev, const struct rkaccel_model *
 			uint32_t mask, uint64_t boundary_ns, uint32_t time_scale, uint64_t *ns)
 {
 	struct rkaccel_ctx *ctx;
-	int ret = ctx_create(dev, model, mask, boundary_ns ? boundary_ns : 1, &ctx);
+	int ret = ctx_create(dev, model, mask, 0, boundary_ns ? boundary_ns : 1, &ctx);
 
 	if (ret)
 		return ret;
@@ -1492,4 +1515,34 @@ int rkaccel_model_multicore_scale(struct rkaccel_device *dev, const struct rkacc
 	if (all_ns)
 		*all_ns = all;
 	return 0;
+}
+
+/* --- a layer dump ---------------------------------------------------------------- */
+
+int rkaccel_ctx_read_tensor(struct rkaccel_ctx *ctx, uint32_t slice, uint32_t t, void *dst,
+			    size_t len)
+{
+	const void *maps[RKACCEL_BUF_COUNT] = { 0 };
+	size_t sizes[RKACCEL_BUF_COUNT] = { 0 };
+	const struct rkaccel_ctx *c;
+	int ret;
+
+	if (!ctx || !dst || slice >= ctx->batch)
+		return -EINVAL;
+	if (!ctx->sh->keep_tensors)
+		return -ENOTSUP;
+	/* a context runs its slices in turn: the activations are its last one's */
+	if (slice + ctx->ncopies + 1 < ctx->batch)
+		return -ESTALE;
+	ret = ctx_enter(ctx);
+	if (ret)
+		return ret;
+	c = ctx_of(ctx, slice);
+	maps[RKACCEL_BUF_INPUT] = rkaccel_ctx_io_ptr(ctx, RKACCEL_BUF_INPUT, slice);
+	sizes[RKACCEL_BUF_INPUT] = native_slice(ctx->sh, false);
+	maps[RKACCEL_BUF_OUTPUT] = rkaccel_ctx_io_ptr(ctx, RKACCEL_BUF_OUTPUT, slice);
+	sizes[RKACCEL_BUF_OUTPUT] = native_slice(ctx->sh, true);
+	maps[RKACCEL_BUF_INTERNAL] = c->bo[RKACCEL_BUF_INTERNAL].map;
+	sizes[RKACCEL_BUF_INTERNAL] = c->bo[RKACCEL_BUF_INTERNAL].map_len;
+	return ctx_leave(ctx, program_read_tensor(ctx->sh->prog, t, maps, sizes, dst, len));
 }
