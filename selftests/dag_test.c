@@ -757,6 +757,55 @@ TEST(layer_dump_finds_a_corrupted_task)
 	rkaccel_close(dev);
 }
 
+/*
+ * The device time of each layer (eval_perf()'s figures): one job a layer
+ * on core 0, each timed by the device. Every layer with tasks takes time, a
+ * concat none, and together they take at least what one run of the whole
+ * program does (each job is charged its own tasks, and no less).
+ */
+TEST_F(dag, layer_times)
+{
+	uint32_t n = rkaccel_model_desc(self->m)->num_layers;
+	uint64_t *ns = calloc(n + 1, sizeof(*ns)), sum = 0, whole = 0;
+	struct rkaccel_device *dev;
+	struct rkaccel_info info;
+	struct rkaccel_ctx *ctx;
+
+	ASSERT_NE(NULL, ns);
+	if (rkaccel_open(NULL, &dev)) {
+		free(ns);
+		SKIP(return, "no rkaccel device (host)");
+	}
+	ASSERT_EQ(0, rkaccel_query(dev, &info));
+	ns[n] = 12345;
+	ASSERT_EQ((int)n, rkaccel_model_layer_times(dev, self->m, 0, ns, n));
+	EXPECT_EQ(12345, ns[n]);	/* @max respected */
+	for (uint32_t i = 0; i < n; i++) {
+		if (rkaccel_model_desc(self->m)->layers[i].op == RKACCEL_OP_CONCAT) {
+			EXPECT_EQ(0, ns[i]);
+		} else {
+			EXPECT_LT(0, ns[i]) TH_LOG("layer %u took no device time", i);
+		}
+		sum += ns[i];
+	}
+	ASSERT_EQ(0, rkaccel_ctx_create(dev, self->m, 1, &ctx));
+	ASSERT_EQ(0, rkaccel_ctx_latency(ctx, 0, 1, &whole));
+	EXPECT_LE(whole * 9 / 10, sum) TH_LOG("layers %llu ns, the whole run %llu ns",
+					      (unsigned long long)sum,
+					      (unsigned long long)whole);
+	EXPECT_EQ((int)n, rkaccel_model_layer_times(dev, self->m, info.num_cores - 1, NULL, 0));
+	EXPECT_EQ(-EINVAL, rkaccel_model_layer_times(dev, self->m, info.num_cores, ns, n));
+	EXPECT_EQ(-EINVAL, rkaccel_model_layer_times(dev, self->m, 0, NULL, n));
+	EXPECT_EQ(-EINVAL, rkaccel_model_layer_times(NULL, self->m, 0, ns, n));
+	EXPECT_EQ(-EINVAL, rkaccel_model_layer_times(dev, NULL, 0, ns, n));
+	ksft_print_msg("%s: %u layers, %llu us in all layer by layer, %llu us in one job\n",
+		       net_names[variant->which], n, (unsigned long long)(sum / 1000),
+		       (unsigned long long)(whole / 1000));
+	rkaccel_ctx_destroy(ctx);
+	rkaccel_close(dev);
+	free(ns);
+}
+
 /* What rkaccel_ctx_create_flags() and rkaccel_ctx_read_tensor() refuse, and what they read. */
 TEST(read_tensor_refusals)
 {

@@ -508,6 +508,7 @@ struct compile_opts {
 	uint64_t boundary_ns;
 	uint32_t max_tasks;
 	bool keep_tensors;	/* every tensor in its own bytes, places kept */
+	bool layer_jobs;	/* one job a layer, for timing each */
 };
 
 static int compile_split(struct rkaccel_program *p, const struct rkaccel_model_desc *desc,
@@ -550,6 +551,8 @@ static int compile_layers(struct rkaccel_program *p, const struct rkaccel_model_
 			ret = compile_split(p, desc, io, cat, t, lps, banks, o);
 		else if (!ret)
 			ret = compile_plans(p, desc, lps);
+		if (!ret && o->layer_jobs)
+			ret = layer_jobs_build(p, o->max_tasks);
 	}
 	if (!ret && o->keep_tensors) {
 		p->places = t;
@@ -607,11 +610,20 @@ int program_compile_kept(const struct rkaccel_model_desc *desc, const struct mod
 	return compile_opts(desc, io, cat, info, &o, prog);
 }
 
+int program_compile_layer_jobs(const struct rkaccel_model_desc *desc, const struct model_io *io,
+			       const uint32_t *cat, const struct rkaccel_info *info,
+			       struct rkaccel_program **prog)
+{
+	struct compile_opts o = { .ncores = 1, .max_tasks = info->max_tasks, .layer_jobs = true };
+
+	return compile_opts(desc, io, cat, info, &o, prog);
+}
+
 int program_compile_split(const struct rkaccel_model_desc *desc, const struct model_io *io,
 			  const uint32_t *cat, const struct rkaccel_info *info,
 			  uint32_t ncores, uint64_t boundary_ns, struct rkaccel_program **prog)
 {
-	struct compile_opts o = { ncores, boundary_ns, info->max_tasks, false };
+	struct compile_opts o = { ncores, boundary_ns, info->max_tasks, false, false };
 
 	*prog = NULL;
 	if (ncores < 2 || ncores > SPLIT_MAX_PARTS)

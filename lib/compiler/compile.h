@@ -175,6 +175,8 @@ struct split_jobs;
 struct model_io;
 int split_plan(const struct split_in *in, struct split_state **st);
 int split_jobs_build(struct split_state *st, struct rkaccel_program *p);
+/* One job a layer on one core (program_compile_layer_jobs()). */
+int layer_jobs_build(struct rkaccel_program *p, uint32_t max_tasks);
 void split_free(struct split_state *st);
 void split_jobs_free(struct split_jobs *sj);
 

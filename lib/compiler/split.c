@@ -725,6 +725,55 @@ int split_jobs_build(struct split_state *st, struct rkaccel_program *p)
 	return 0;
 }
 
+/*
+ * One job a layer on one core, each after the one before: a single-core
+ * program's tasks (program_compile_layer_jobs()) timed layer by layer.
+ */
+int layer_jobs_build(struct rkaccel_program *p, uint32_t max_tasks)
+{
+	struct split_jobs *sj = calloc(1, sizeof(*sj));
+	uint32_t j = 0;
+
+	if (!sj)
+		return -ENOMEM;
+	p->jobs = sj;
+	sj->ncores = 1;
+	sj->job = calloc(p->num_tasks ? p->num_tasks : 1, sizeof(*sj->job));
+	sj->tasks = calloc(p->num_tasks ? p->num_tasks : 1, sizeof(*sj->tasks));
+	sj->waits = calloc(p->num_tasks ? p->num_tasks : 1, sizeof(*sj->waits));
+	if (!sj->job || !sj->tasks || !sj->waits)
+		return -ENOMEM;
+	/* emission put each layer's tasks together, in layer order */
+	for (uint32_t t = 0; t < p->num_tasks; t++) {
+		bool next = t && p->task_unit[t] / SPLIT_MAX_PARTS !=
+				 p->task_unit[t - 1] / SPLIT_MAX_PARTS;
+		struct split_job *job;
+
+		if (next)
+			j++;
+		job = &sj->job[j];
+		if (!job->task_count) {
+			job->task_first = t;
+			job->wait_first = j ? j - 1 : 0;
+			job->wait_count = j ? 1 : 0;
+			if (j)
+				sj->waits[j - 1] = j - 1;
+		}
+		sj->tasks[t] = t;
+		if (++job->task_count > max_tasks)
+			return -E2BIG;
+	}
+	sj->num_jobs = p->num_tasks ? j + 1 : 0;
+	return 0;
+}
+
+uint32_t program_job_layer(const struct rkaccel_program *prog, uint32_t job)
+{
+	const struct split_jobs *sj = prog->jobs;
+
+	return prog->task_unit[sj->tasks[sj->job[job].task_first]] / SPLIT_MAX_PARTS;
+}
+
 void split_jobs_free(struct split_jobs *sj)
 {
 	if (!sj)

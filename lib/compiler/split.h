@@ -42,6 +42,18 @@ int program_compile_split(const struct rkaccel_model_desc *d, const struct model
 			  const uint32_t *cat, const struct rkaccel_info *info,
 			  uint32_t ncores, uint64_t boundary_ns, struct rkaccel_program **prog);
 
+/*
+ * Compile @d (with its links) as the single-core program, its tasks put
+ * into one job a layer on one core, each waiting for the one before: the
+ * same tasks and weights, for timing each layer on the device.
+ */
+int program_compile_layer_jobs(const struct rkaccel_model_desc *d, const struct model_io *io,
+			       const uint32_t *cat, const struct rkaccel_info *info,
+			       struct rkaccel_program **prog);
+
+/* The layer whose tasks job @job of program_compile_layer_jobs() runs. */
+uint32_t program_job_layer(const struct rkaccel_program *prog, uint32_t job);
+
 /* The jobs of a split program, NULL for a single chain. */
 const struct split_jobs *program_jobs(const struct rkaccel_program *prog);
 

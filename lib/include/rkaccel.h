@@ -905,6 +905,20 @@ int rkaccel_model_multicore_scale(struct rkaccel_device *dev, const struct rkacc
 				  double *scale, uint64_t *one_ns, uint64_t *all_ns);
 
 /*
+ * rkaccel_model_layer_times - the device time of each layer of @model on
+ * core @core: the single-core program's tasks run as one job a layer (the
+ * same tasks and weights as rkaccel_ctx_create()'s program), each job alone
+ * and timed by the device (fdinfo's per-core time; on the simulated NPU
+ * the timing model's), on an input of zeros (the NPU's time does not depend
+ * on the values). Writes up to @max times, ns, to @ns: layer i's at [i], 0
+ * for a layer without tasks (a concat its producers write in place).
+ * Returns the number of layers, or -EINVAL (NULL, @ns NULL with @max, a
+ * core not on the device), -ENOMEM, -E2BIG or the error of a job.
+ */
+int rkaccel_model_layer_times(struct rkaccel_device *dev, const struct rkaccel_model *model,
+			      uint32_t core, uint64_t *ns, uint32_t max);
+
+/*
  * rkaccel_ctx_bo_handle - the GEM handle (of rkaccel_fd()) of @ctx's
  * buffer @buf, 0 when the program uses none. Duplicates report the same
  * RKACCEL_BUF_WEIGHTS handle as the context they were copied from.

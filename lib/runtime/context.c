@@ -1517,6 +1517,79 @@ int rkaccel_model_multicore_scale(struct rkaccel_device *dev, const struct rkacc
 	return 0;
 }
 
+/* --- time per layer --------------------------------------------------------------- */
+
+/* Each job of @prog (one a layer) alone on @c's core, on its input BO: ns per layer. */
+static int ctx_layer_times(struct rkaccel_ctx *c, const struct rkaccel_program *prog,
+			   uint32_t core, uint64_t *layer_ns, uint32_t layers)
+{
+	const struct split_jobs *sj = program_jobs(prog);
+	struct split_io io = { .count = 3 };
+	struct split_run *run = NULL;
+	uint64_t *ns = calloc(sj->num_jobs ? sj->num_jobs : 1, sizeof(*ns));
+	int ret = ns ? 0 : -ENOMEM;
+
+	/* the same tiling as the context's program: its weight BO serves */
+	if (!ret && (rkaccel_program_size(prog, RKACCEL_BUF_WEIGHTS) !=
+		     rkaccel_program_size(c->sh->prog, RKACCEL_BUF_WEIGHTS) ||
+		     memcmp(rkaccel_program_weights(prog), rkaccel_program_weights(c->sh->prog),
+			    rkaccel_program_size(prog, RKACCEL_BUF_WEIGHTS))))
+		ret = -EPROTO;
+	if (!ret)
+		ret = split_run_new(c->fd, prog, c->sh->weights.addr, 1u << core, &run);
+	if (!ret)
+		ret = split_run_emit(run, io_addr(c, 0), io_addr(c, 1));
+	io.handle[0] = c->bo[RKACCEL_BUF_INPUT].handle;
+	io.handle[1] = c->bo[RKACCEL_BUF_OUTPUT].handle;
+	io.handle[2] = c->sh->weights.handle;
+	if (!ret)
+		ret = split_run_job_times(run, &io, ns);
+	for (uint32_t j = 0; !ret && j < sj->num_jobs; j++) {
+		uint32_t l = program_job_layer(prog, j);
+
+		if (l < layers)
+			layer_ns[l] = ns[j];
+	}
+	split_run_free(run);
+	free(ns);
+	return ret;
+}
+
+int rkaccel_model_layer_times(struct rkaccel_device *dev, const struct rkaccel_model *model,
+			      uint32_t core, uint64_t *ns, uint32_t max)
+{
+	const struct rkaccel_model_desc *d;
+	struct rkaccel_program *prog = NULL;
+	struct rkaccel_ctx *ctx = NULL;
+	const struct model_io *io;
+	const uint32_t *cat;
+	uint64_t *all;
+	int ret;
+
+	if (!dev || !model || (max && !ns) || core >= 32)
+		return -EINVAL;
+	d = rkaccel_model_desc(model);
+	all = calloc(d->num_layers, sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	ret = ctx_create(dev, model, 1u << core, 0, 0, &ctx);
+	if (!ret && !(ctx->sh->avail_mask & (1u << core)))
+		ret = -EINVAL;
+	io = model_links(model, &cat);
+	if (!ret)
+		ret = program_compile_layer_jobs(d, io, cat, &ctx->sh->info, &prog);
+	if (!ret)
+		ret = ctx_layer_times(ctx, prog, core, all, d->num_layers);
+	if (!ret) {
+		memcpy(ns, all, (max < d->num_layers ? max : d->num_layers) * sizeof(*ns));
+		ret = (int)d->num_layers;
+	}
+	rkaccel_program_free(prog);
+	rkaccel_ctx_destroy(ctx);
+	free(all);
+	return ret;
+}
+
 /* --- a layer dump ---------------------------------------------------------------- */
 
 int rkaccel_ctx_read_tensor(struct rkaccel_ctx *ctx, uint32_t slice, uint32_t t, void *dst,

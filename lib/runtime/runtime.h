@@ -89,6 +89,8 @@ void split_run_info(const struct split_run *s, struct rkaccel_run_info *info);
  */
 int split_run_latency(struct split_run *s, const struct split_io *io, uint64_t boundary_ns,
 		      uint32_t time_scale, uint64_t *ns);
+/* Each job run alone, in order, timed by the device: @ns gets one time per job. */
+int split_run_job_times(struct split_run *s, const struct split_io *io, uint64_t *ns);
 /* Device time of file @fd's jobs on each core so far, from fdinfo; cores filled. */
 uint32_t fdinfo_core_ns(int fd, uint64_t *ns, uint32_t max);
 

@@ -314,6 +314,15 @@ static int job_time(struct split_run *s, const struct split_io *io, uint32_t j, 
 	return ret;
 }
 
+int split_run_job_times(struct split_run *s, const struct split_io *io, uint64_t *ns)
+{
+	int ret = 0;
+
+	for (uint32_t j = 0; !ret && j < s->sj->num_jobs; j++)
+		ret = job_time(s, io, j, &ns[j]);
+	return ret;
+}
+
 int split_run_latency(struct split_run *s, const struct split_io *io, uint64_t boundary_ns,
 		      uint32_t time_scale, uint64_t *ns)
 {

@@ -81,6 +81,9 @@ _model_parse = _fn("rkaccel_model_parse", ctypes.c_int, ctypes.c_char_p, _sz,
 _model_random = _fn("rkaccel_model_random", ctypes.c_int, _u32, _u32, _u32,
                     ctypes.POINTER(_u32), _u32, ctypes.POINTER(_vp))
 _model_free = _fn("rkaccel_model_free", None, _vp)
+_MAX_MEM_LAYERS = 4096         # RKACCEL_MODEL_MAX_MEM_LAYERS
+_model_layer_times = _fn("rkaccel_model_layer_times", ctypes.c_int, _vp, _vp, _u32,
+                         ctypes.POINTER(_u64), _u32)
 _ctx_create = _fn("rkaccel_ctx_create", ctypes.c_int, _vp, _vp, _u32, ctypes.POINTER(_vp))
 _ctx_dup = _fn("rkaccel_ctx_dup", ctypes.c_int, _vp, ctypes.POINTER(_vp))
 _ctx_destroy = _fn("rkaccel_ctx_destroy", None, _vp)
@@ -133,6 +136,13 @@ class Device:
     def context(self, model, core_mask=0):
         """A new Context running @model on the cores of @core_mask (0: any)."""
         return Context(self, model, core_mask)
+
+    def layer_times(self, model, core=0):
+        """Device time, ns, of each layer of @model on @core (rkaccel_model_layer_times())."""
+        ns = (_u64 * _MAX_MEM_LAYERS)()
+        n = _check(_model_layer_times(self._h, model._h, core, ns, _MAX_MEM_LAYERS),
+                   "rkaccel_model_layer_times")
+        return list(ns[:n])
 
     def close(self):
         for c in list(self._ctxs):

@@ -23,8 +23,9 @@ reference, bit-exact with the NPU), as the toolkit's simulator; with
 target='rk3588'/'rk3576' on the device through librkaccel. inference()
 returns float32 arrays with the batch first; accuracy_analysis() writes
 error_analysis.txt (per layer: cosine and Euclidean distance, "entire" and
-"single"). Not implemented: inputs/outputs/input_size_list, float
-(unquantized) models, eval_perf (no per-layer timing model yet).
+"single"). eval_perf() on a device target gives each layer's device time
+(one job a layer, timed by the device: rkaccel_model_layer_times()). Not
+implemented: inputs/outputs/input_size_list, float (unquantized) models.
 """
 
 import ctypes
@@ -97,6 +98,8 @@ def _host_lib():
                 ("hr_run", i, [vp, vp, vp]),
                 ("hr_analyse", i, [vp, cp, fp, fp, i, i, vp, vp, cp, cp, sz]),
                 ("hr_serialize", i, [vp, ctypes.POINTER(vp), ctypes.POINTER(sz)]),
+                ("hr_layer", i, [vp, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32),
+                                 ctypes.POINTER(ctypes.c_uint32)]),
                 ("hr_free", None, [vp])):
             f = getattr(h, name)
             f.restype, f.argtypes = res, args
@@ -117,7 +120,7 @@ class _Runtime:
     def __init__(self, model_bytes, target, core_mask):
         self.lib = _host_lib()
         self.h = ctypes.c_void_p()
-        self.dev = self.ctx = None
+        self.dev = self.ctx = self.model = None
         tmp = tempfile.mkdtemp(prefix="rkaccel-toolkit-")
         try:
             path = os.path.join(tmp, "model")
@@ -150,7 +153,8 @@ class _Runtime:
         finally:
             self.lib.hr_free(buf)
         self.dev = rkaccel.Device()
-        self.ctx = self.dev.context(rkaccel.Model.parse(image), core_mask)
+        self.model = rkaccel.Model.parse(image)
+        self.ctx = self.dev.context(self.model, core_mask)
         if self.info.batch > 1:
             self.ctx.set_batch(self.info.batch)
 
@@ -194,9 +198,11 @@ class _Runtime:
     def close(self):
         if self.ctx is not None:
             self.ctx.close()
+        if self.model is not None:
+            self.model.close()
         if self.dev is not None:
             self.dev.close()
-        self.ctx = self.dev = None
+        self.ctx = self.dev = self.model = None
         if self.h:
             self.lib.hr_close(self.h)
             self.h = ctypes.c_void_p()
@@ -213,6 +219,7 @@ class RKNN:
         self._onnx = self._model = self._rt = None
         self._mean = self._std = None
         self._bgr = False
+        self._core_mask = 0
 
     def _err(self, method, msg):
         for line in msg.rstrip("\n").split("\n"):
@@ -328,6 +335,7 @@ class RKNN:
         if self._rt is not None:
             self._rt.close()
             self._rt = None
+        self._core_mask = core_mask
         try:
             self._rt = _Runtime(self._model, target, core_mask)
         except OSError as e:
@@ -374,9 +382,29 @@ class RKNN:
             return None
 
     def eval_perf(self, is_print=True):
-        self._err("eval_perf", "no per-layer timing model for the host executor or the "
-                  "simulated NPU yet: rkaccel-bench measures whole runs on the device")
-        return None
+        """Per-layer device time on the target: one job a layer, each timed by the device."""
+        if self._rt is None:
+            self._err("eval_perf", "no runtime: init_runtime first")
+            return None
+        if self._rt.ctx is None:
+            self._err("eval_perf", "the host executor has no device time: init_runtime("
+                      "target='rk3588' or 'rk3576')")
+            return None
+        core = (self._core_mask & -self._core_mask).bit_length() - 1 if self._core_mask else 0
+        try:
+            ns = self._rt.dev.layer_times(self._rt.model, core)
+        except OSError as e:
+            self._err("eval_perf", str(e))
+            return None
+        rows = []
+        op, hwc = ctypes.c_uint32(), (ctypes.c_uint32 * 3)()
+        for k, t in enumerate(ns):
+            self._rt.lib.hr_layer(self._rt.h, k, ctypes.byref(op), hwc)
+            rows.append((k, _OP_NAMES.get(op.value, "?"), "%dx%dx%d" % tuple(hwc), t / 1000.0))
+        table = _perf_table(rows, self._rt.dev.soc, core)
+        if is_print:
+            print(table, end="")
+        return table
 
     def accuracy_analysis(self, inputs, output_dir="./snapshot", target=None, device_id=None):
         """Per layer, float against int8 (cosine, Euclidean; entire and single) on one sample."""
@@ -422,6 +450,20 @@ class RKNN:
         if self._rt is not None:
             self._rt.close()
         self._onnx = self._model = self._rt = None
+
+
+_OP_NAMES = {0: "fc", 1: "conv", 2: "dwconv", 3: "maxpool", 4: "avgpool", 0x100: "concat"}
+
+
+def _perf_table(rows, soc, core):
+    """eval_perf()'s table: per layer its op, output and device time, then the total."""
+    lines = ["# device time per layer on %s core %d: one job a layer, each timed by the device"
+             % (soc, core),
+             "%-6s %-8s %-14s %12s" % ("layer", "op", "output", "time(us)")]
+    for k, name, shape, us in rows:
+        lines.append("%-6d %-8s %-14s %12.1f" % (k, name, shape, us))
+    lines.append("%-6s %-8s %-14s %12.1f" % ("total", "", "", sum(r[3] for r in rows)))
+    return "\n".join(lines) + "\n"
 
 
 def _analysis_table(names, res):

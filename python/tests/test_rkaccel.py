@@ -45,6 +45,30 @@ def nfds():
     return len(os.listdir("/proc/self/fd"))
 
 
+def toolkit_on_device(dev):
+    """rkaccel.toolkit.RKNN on the trained digits model: the device against the host executor."""
+    from rkaccel.toolkit import RKNN
+    b = 2 if dev.soc.lower() == "rk3576" else 3
+    path = "/data/digits/digits-b%d.rkml" % b
+    x = [np.random.default_rng(5).uniform(0, 16, (b, 8, 8, 1)).astype(np.float32)]
+    host, npu = RKNN(), RKNN()
+    ok(host.load_rknn(path) == 0 and host.init_runtime() == 0, "toolkit_host_init")
+    ok(npu.load_rknn(path) == 0 and npu.init_runtime(target=dev.soc.lower()) == 0,
+       "toolkit_device_init")
+    want, got = host.inference(inputs=x), npu.inference(inputs=x)
+    ok(want is not None and got is not None and got[0].shape[0] == b and
+       np.array_equal(want[0], got[0]), "toolkit_device_inference_equals_host_executor")
+    table = npu.eval_perf(is_print=False)
+    rows = [r for r in (table or "").split("\n") if r[:1].isdigit()]
+    times = [float(r.split()[-1]) for r in rows]
+    ok(len(rows) == npu._rt.info.num_layers and all(t > 0 for t in times),
+       "toolkit_eval_perf_device_time_per_layer", repr(table))
+    print("\n".join("# " + r for r in (table or "").rstrip("\n").split("\n")))
+    ok(host.eval_perf() is None, "toolkit_eval_perf_refused_on_host")
+    host.release()
+    npu.release()
+
+
 def main():
     model_path, in_path = "/tmp/py.rkml", "/tmp/py_in.bin"
     ref_path, c_path = "/tmp/py_ref.bin", "/tmp/py_c.bin"
@@ -85,6 +109,11 @@ def main():
     ok(one.batch == 1 and np.array_equal(one.run(x[1]).reshape(8, 10), ref[1]), "dup")
     one.set_core_mask(1)
     ok(np.array_equal(one.run(x[0]).reshape(8, 10), ref[0]), "dup_core_mask_1")
+    # eval_perf()'s figures: the device time of each of the two layers
+    times = dev.layer_times(model, dev.num_cores - 1)
+    ok(len(times) == 2 and all(t > 0 for t in times), "layer_times", repr(times))
+    ok(raises(lambda: dev.layer_times(model, dev.num_cores), errno.EINVAL),
+       "error_layer_times_core_missing")
 
     # Errors: rkaccel.Error with the errno, ValueError for a wrong array.
     ok(raises(lambda: ctx.set_batch(0), errno.EINVAL), "error_batch_0")
@@ -125,6 +154,7 @@ def main():
     for i in range(batch):
         ok(np.array_equal(raw[i], ref[i]), "rknnlite_batch_slice_%d" % i)
     lite.release()
+    toolkit_on_device(dev)
 
     dev.close()
     for _ in range(20):

@@ -178,7 +178,9 @@ def main():
                 [("init_runtime", {})], tmp)
         refused("a device target without a device", "the device rk3588",
                 [load, build, ("init_runtime", {"target": "rk3588"})], tmp)
-        refused("eval_perf", "no per-layer timing model", [("eval_perf", {})], tmp)
+        refused("eval_perf before init_runtime", "init_runtime first", [("eval_perf", {})], tmp)
+        refused("eval_perf on the host executor", "has no device time",
+                [load, build, ("init_runtime", {}), ("eval_perf", {})], tmp)
         fold_tests(tmp)
         refused("build before load_onnx", "load_onnx first", [build], tmp)
         refused("export before build", "build first",

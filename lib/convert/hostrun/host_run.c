@@ -136,6 +136,21 @@ EXPORT void hr_info(void *hp, struct hr_info *i)
 	memcpy(i->std, h->std, sizeof(h->std));
 }
 
+/* Layer @i's op (enum rkaccel_op, RKACCEL_OP_CONCAT) and output shape, for eval_perf(). */
+EXPORT int hr_layer(void *hp, uint32_t i, uint32_t *op, uint32_t *hwc)
+{
+	struct hr_model *h = hp;
+	const struct rkaccel_model_desc *d = rkaccel_model_desc(h->m);
+
+	if (i >= d->num_layers)
+		return -EINVAL;
+	*op = d->layers[i].op;
+	hwc[0] = h->t[i + 1].h;
+	hwc[1] = h->t[i + 1].w;
+	hwc[2] = h->t[i + 1].c;
+	return 0;
+}
+
 /* As rkaccel_quantize() (lib/compiler/layout.c): the runtime's float to int8. */
 EXPORT void hr_quantize(const float *src, size_t n, float scale, int32_t zp, int8_t *dst)
 {
