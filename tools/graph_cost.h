@@ -92,81 +92,67 @@ struct gc_compiled {
 	uint32_t tasks;			/* one inference (one slice of the batch) */
 	size_t regcmd_bytes;
 	size_t internal_bytes;		/* peak activation memory between layers */
-	uint32_t *node_tasks;		/* per node, or NULL when not known */
+	uint64_t ns;			/* modelled time on one core at 1 GHz */
+	uint32_t *node_tasks;		/* per node, or NULL when not asked */
+	uint64_t *node_ns;		/* per node: modelled time */
 };
 
 /*
- * Tasks of each layer of @m: the difference of compiling its first i + 1
- * layers and its first i. Stores them in @layer_tasks; 0 or an error.
+ * The node a layer of @m computes: the one whose output is the layer's
+ * tensor, or for a copy into a concat (no tensor of the graph) that
+ * concat's. -1 when none is found.
  */
-static inline int gc_layer_tasks(const struct rkaccel_model_desc *m,
-				 const struct rkaccel_info *info, uint32_t *layer_tasks)
+static inline int gc_layer_node(const struct rkaccel_graph_desc *d, const struct rkaccel_model *m,
+				uint32_t layer)
 {
-	uint32_t before = 0;
+	const struct rkaccel_model_desc *md = rkaccel_model_desc(m);
+	int g = rkaccel_model_graph_tensor(m, layer + 1);
 
-	for (uint32_t i = 0; i < m->num_layers; i++) {
-		struct rkaccel_model_desc pre = *m;
-		struct rkaccel_program *p;
-		int ret;
+	for (uint32_t j = layer + 1; g < 0 && j < md->num_layers; j++) {
+		uint32_t in[64];
+		int n = rkaccel_model_inputs(m, j, in, 64);
 
-		pre.num_layers = i + 1;
-		ret = rkaccel_program_compile(&pre, info, &p);
-		if (ret)
-			return ret;
-		layer_tasks[i] = rkaccel_program_tasks(p) - before;
-		before = rkaccel_program_tasks(p);
-		rkaccel_program_free(p);
+		for (int k = 0; md->layers[j].op == RKACCEL_OP_CONCAT && k < n && k < 64; k++)
+			if (in[k] == layer + 1)
+				g = rkaccel_model_graph_tensor(m, j + 1);
+	}
+	for (uint32_t k = 0; g >= 0 && k < d->num_nodes; k++)
+		if (d->nodes[k].output == (uint32_t)g)
+			return (int)k;
+	return -1;
+}
+
+/*
+ * Per node: the tasks and modelled time (rkaccel_program_layer()) of the
+ * layers it lowered to. A convolution into an int32 accumulator and the
+ * add that reads it are one layer: the add gets it.
+ */
+static inline int gc_node_costs(const struct rkaccel_graph_desc *d, const struct rkaccel_model *m,
+				const struct rkaccel_program *p, struct gc_compiled *c)
+{
+	c->node_tasks = calloc(d->num_nodes, sizeof(*c->node_tasks));
+	c->node_ns = calloc(d->num_nodes, sizeof(*c->node_ns));
+	if (!c->node_tasks || !c->node_ns)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < rkaccel_model_desc(m)->num_layers; i++) {
+		int k = gc_layer_node(d, m, i);
+		uint32_t tasks = 0;
+		uint64_t ns = 0;
+
+		if (k < 0 || rkaccel_program_layer(p, i, &tasks, &ns))
+			return -EINVAL;
+		c->node_tasks[k] += tasks;
+		c->node_ns[k] += ns;
 	}
 	return 0;
 }
 
-/*
- * Per node: the tasks of the chain layer it lowered to. A layer of the
- * chain is one node, or a convolution into an int32 accumulator and the
- * add that reads it (the add gets the layer's tasks).
- */
-static inline void gc_node_tasks(const struct rkaccel_graph_desc *d, const uint32_t *layer_tasks,
-				 uint32_t num_layers, uint32_t *node_tasks)
-{
-	uint32_t layer = 0;
-
-	for (uint32_t k = 0; k < d->num_nodes; k++) {
-		const struct rkaccel_graph_node *n = &d->nodes[k];
-		bool acc = d->tensors[n->output].type == RKACCEL_DTYPE_INT32 &&
-			   k + 1 < d->num_nodes && d->nodes[k + 1].op == RKACCEL_GOP_ADD;
-
-		node_tasks[k] = 0;
-		if (acc || layer >= num_layers)
-			continue;
-		node_tasks[k] = layer_tasks[layer++];
-	}
-}
-
-/* Whether every layer of @m reads the one before (prefixes then compile alone). */
-static inline bool gc_is_chain(const struct rkaccel_model *m)
-{
-	const struct rkaccel_model_desc *d = rkaccel_model_desc(m);
-
-	for (uint32_t i = 0; i < d->num_layers; i++) {
-		uint32_t t[2];
-
-		if (rkaccel_model_inputs(m, i, t, 2) != 1 || t[0] != i)
-			return false;
-	}
-	return true;
-}
-
-/*
- * Compile @d for @info: c->ret 0 with the figures, or the refusal in c->msg.
- * Tasks per node only for a chain: a branched model's prefixes are not
- * models of their own.
- */
+/* Compile @d for @info: c->ret 0 with the figures (per node with @per_node), or the refusal. */
 static inline void gc_compile(const struct rkaccel_graph_desc *d, const struct rkaccel_info *info,
 			      bool per_node, struct gc_compiled *c)
 {
 	struct rkaccel_model *m = NULL;
 	struct rkaccel_program *p = NULL;
-	uint32_t *layer_tasks;
 
 	memset(c, 0, sizeof(*c));
 	c->ret = rkaccel_graph_to_model(d, &m, c->msg, sizeof(c->msg));
@@ -181,22 +167,27 @@ static inline void gc_compile(const struct rkaccel_graph_desc *d, const struct r
 	c->tasks = rkaccel_program_tasks(p);
 	c->regcmd_bytes = rkaccel_program_size(p, RKACCEL_BUF_REGCMD);
 	c->internal_bytes = rkaccel_program_size(p, RKACCEL_BUF_INTERNAL);
-	rkaccel_program_free(p);
-	layer_tasks = per_node && gc_is_chain(m) ? calloc(rkaccel_model_desc(m)->num_layers, sizeof(uint32_t)) : NULL;
-	c->node_tasks = layer_tasks ? calloc(d->num_nodes, sizeof(uint32_t)) : NULL;
-	if (c->node_tasks && !gc_layer_tasks(rkaccel_model_desc(m), info, layer_tasks)) {
-		gc_node_tasks(d, layer_tasks, rkaccel_model_desc(m)->num_layers, c->node_tasks);
-	} else {
-		free(c->node_tasks);
-		c->node_tasks = NULL;
+	for (uint32_t i = 0; i < rkaccel_model_desc(m)->num_layers; i++) {
+		uint64_t ns = 0;
+
+		rkaccel_program_layer(p, i, NULL, &ns);
+		c->ns += ns;
 	}
-	free(layer_tasks);
+	if (per_node && gc_node_costs(d, m, p, c)) {
+		free(c->node_tasks);
+		free(c->node_ns);
+		c->node_tasks = NULL;
+		c->node_ns = NULL;
+	}
+	rkaccel_program_free(p);
 	rkaccel_model_free(m);
 }
 
 static inline void gc_free(struct gc_compiled *c)
 {
 	free(c->node_tasks);
+	free(c->node_ns);
+	c->node_ns = NULL;
 	c->node_tasks = NULL;
 }
 

@@ -77,38 +77,44 @@ static const char *attr_str(const struct rkaccel_graph_node *n, char *buf, size_
 	return buf;
 }
 
-/* Per node: output shape, MACs, weight bytes, tasks; then the totals. */
+/*
+ * Per node: output shape, MACs, weight bytes, tasks and modelled time on
+ * one RK3588 core at 1 GHz; then the totals.
+ */
 static void print_cost(const struct rkaccel_graph_desc *d)
 {
 	struct rkaccel_info info = gc_rk3588();
 	uint64_t macs = 0, weights = 0;
 	struct gc_compiled c;
-	char a[160], m[32], w[32];
+	char a[160], m[32], w[32], us[32];
 
 	gc_compile(d, &info, true, &c);
-	printf("\n%5s  %-14s  %-32s  %10s  %10s  %5s\n", "node", "op", "output (per batch)",
-	       "MACs/image", "weights", "tasks");
+	printf("\n%5s  %-14s  %-32s  %10s  %10s  %5s  %9s\n", "node", "op", "output (per batch)",
+	       "MACs/image", "weights", "tasks", "model_us");
 	for (uint32_t i = 0; i < d->num_nodes; i++) {
 		const struct rkaccel_graph_node *n = &d->nodes[i];
 		uint64_t nm = gc_node_macs(d, n), nw = gc_node_weight_bytes(d, n);
 
 		macs += nm;
 		weights += nw;
-		if (c.node_tasks)
+		if (c.node_tasks) {
 			snprintf(a, sizeof(a), "%u", c.node_tasks[i]);
-		else
+			snprintf(us, sizeof(us), "%.1f", (double)c.node_ns[i] / 1000);
+		} else {
 			snprintf(a, sizeof(a), "-");
-		printf("%5u  %-14s  %-32s  %10s  %10s  %5s\n", i, rkaccel_graph_op_name(n->op),
+			snprintf(us, sizeof(us), "-");
+		}
+		printf("%5u  %-14s  %-32s  %10s  %10s  %5s  %9s\n", i, rkaccel_graph_op_name(n->op),
 		       tensor_str(d, n->output, (char[160]){ 0 }, 160), gc_si(nm, m, sizeof(m)),
-		       gc_si(nw, w, sizeof(w)), a);
+		       gc_si(nw, w, sizeof(w)), a, us);
 	}
 	printf("total:    %llu MACs per image, %llu weight bytes\n", (unsigned long long)macs,
 	       (unsigned long long)weights);
 	if (c.ret)
 		printf("RK3588:   not compiled: %s\n", c.msg);
 	else
-		printf("RK3588:   %u tasks, %zu regcmd bytes, %zu bytes of activations (peak) per image\n",
-		       c.tasks, c.regcmd_bytes, c.internal_bytes);
+		printf("RK3588:   %u tasks, %zu regcmd bytes, %zu bytes of activations (peak) per image, modelled %.3f ms on one core at 1 GHz\n",
+		       c.tasks, c.regcmd_bytes, c.internal_bytes, (double)c.ns / 1e6);
 	gc_free(&c);
 }
 

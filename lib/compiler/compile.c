@@ -502,6 +502,29 @@ static int compile_plans(struct rkaccel_program *p, const struct rkaccel_model_d
 	return p->err;
 }
 
+/* Each layer's modelled time on one core (cost.c), for rkaccel_program_layer(). */
+static int cost_layers(struct rkaccel_program *p, const struct rkaccel_model_desc *desc,
+		       const struct layer_plan *lps)
+{
+	p->layer_ns = calloc(desc->num_layers, sizeof(*p->layer_ns));
+	if (!p->layer_ns)
+		return -ENOMEM;
+	p->num_layers = desc->num_layers;
+	for (uint32_t i = 0; i < desc->num_layers; i++) {
+		uint64_t ns[SPLIT_MAX_PARTS] = { 0 };
+
+		if (is_concat(&desc->layers[i]))
+			continue;	/* its producers wrote it */
+		if (is_pool_op(desc->layers[i].op))
+			pool_cost(&lps[i], ns);
+		else
+			conv_cost(&lps[i], ns);
+		for (uint32_t k = 0; k < SPLIT_MAX_PARTS; k++)
+			p->layer_ns[i] += ns[k];
+	}
+	return 0;
+}
+
 /* What program_compile() was asked for beyond the model. */
 struct compile_opts {
 	uint32_t ncores;	/* > 1: split over that many cores */
@@ -553,6 +576,8 @@ static int compile_layers(struct rkaccel_program *p, const struct rkaccel_model_
 			ret = compile_plans(p, desc, lps);
 		if (!ret && o->layer_jobs)
 			ret = layer_jobs_build(p, o->max_tasks);
+		if (!ret && o->ncores <= 1)
+			ret = cost_layers(p, desc, lps);
 	}
 	if (!ret && o->keep_tensors) {
 		p->places = t;
@@ -673,6 +698,7 @@ void rkaccel_program_free(struct rkaccel_program *prog)
 	free(prog->relocs);
 	free(prog->weights);
 	free(prog->places);
+	free(prog->layer_ns);
 	free(prog);
 }
 
@@ -694,6 +720,22 @@ uint32_t rkaccel_program_tasks(const struct rkaccel_program *prog)
 uint32_t rkaccel_program_starts(const struct rkaccel_program *prog)
 {
 	return prog->num_tasks ? 1 : 0;
+}
+
+int rkaccel_program_layer(const struct rkaccel_program *prog, uint32_t layer, uint32_t *tasks,
+			  uint64_t *ns)
+{
+	uint32_t n = 0;
+
+	if (!prog || !prog->layer_ns || layer >= prog->num_layers)
+		return -EINVAL;
+	for (uint32_t t = 0; t < prog->num_tasks; t++)
+		n += prog->task_unit[t] / SPLIT_MAX_PARTS == layer;
+	if (tasks)
+		*tasks = n;
+	if (ns)
+		*ns = prog->layer_ns[layer];
+	return 0;
 }
 
 uint64_t rkaccel_program_macs(const struct rkaccel_program *prog)

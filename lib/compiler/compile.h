@@ -76,6 +76,8 @@ struct rkaccel_program {
 	struct split_jobs *jobs;	/* NULL: one chain of every task */
 	struct tensor_place *places;	/* program_compile_kept(): every tensor's */
 	uint32_t num_places;
+	uint64_t *layer_ns;		/* single-core: each layer's modelled time */
+	uint32_t num_layers;
 };
 
 /* Where a tensor lives: buffer, offset, plane stride; its shape. */

@@ -671,6 +671,18 @@ uint32_t rkaccel_program_tasks(const struct rkaccel_program *prog);
 /* rkaccel_program_starts - PC starts of one inference (one chain: 1 today). */
 uint32_t rkaccel_program_starts(const struct rkaccel_program *prog);
 
+/*
+ * rkaccel_program_layer - layer @layer of @prog: its hardware tasks in
+ * *@tasks and its modelled time on one core in *@ns (the simulator's timing
+ * model at 1 GHz and 15 GB/s, Documentation/datapath.rst "Timing model":
+ * each task's register fetch and first CBUF load, then its compute or its
+ * other DMA, whichever is longer); 0 and 0 for a concat its producers
+ * write. Either pointer may be NULL. Returns 0 or -EINVAL (NULL @prog, a
+ * layer beyond the model's).
+ */
+int rkaccel_program_layer(const struct rkaccel_program *prog, uint32_t layer, uint32_t *tasks,
+			  uint64_t *ns);
+
 /* rkaccel_program_macs - multiply-accumulates of one inference. */
 uint64_t rkaccel_program_macs(const struct rkaccel_program *prog);
 
