@@ -99,8 +99,9 @@ add_module() {
 # Python for the LIST's python3 lines (amd64 only: the host's python3 is
 # amd64; not with the debug kernel, whose checkers make TCG too slow for
 # the simulated jobs' 500 ms timeout while python runs): the host's python3 with its stdlib and numpy, the shared libraries
-# they, librkaccel.so.2 and libconvert-host.so (the toolkit's host executor)
-# need, python/rkaccel and its test under /py, and
+# they, librkaccel.so.2, libconvert.so and libconvert-host.so (the
+# toolkit's converter and host executor) need, python/rkaccel and its test
+# and the digits' ONNX model under /py, and
 # a /bin/python3 that sets PYTHONPATH and LD_LIBRARY_PATH.
 add_python() {
 	local py=/usr/bin/python3.11 f lib
@@ -112,19 +113,21 @@ add_python() {
 	rsync -a --exclude __pycache__ --exclude tests /usr/lib/python3/dist-packages/numpy \
 		"$work/usr/lib/python3/dist-packages/"
 	cp -a "$out"/lib/librkaccel.so* "$work/usr/lib/rkaccel/"
-	# the toolkit's host executor, for RKNN's device path against it
+	# the toolkit (converter and host executor) and the digits' ONNX model, for
+	# RKNN's device path against the host executor
 	host_data make -s -C "$top" -f lib/convert/convert.mk OUT="$build/convert" \
-		"$build/convert/libconvert-host.so"
-	cp "$build/convert/libconvert-host.so" "$work/usr/lib/rkaccel/"
+		"$build/convert/libconvert-host.so" "$build/convert/libconvert.so"
+	cp "$build/convert/libconvert-host.so" "$build/convert/libconvert.so" "$work/usr/lib/rkaccel/"
+	cp -r "$top/models/digits" "$work/py/digits"
 	cp -r "$top/python/rkaccel" "$top/python/tests/test_rkaccel.py" "$work/py/"
 	for f in "$py" $(find /usr/lib/python3.11/lib-dynload \
 		/usr/lib/python3/dist-packages/numpy -name '*.so') "$out/lib/librkaccel.so.2" \
-		"$build/convert/libconvert-host.so"; do
+		"$build/convert/libconvert-host.so" "$build/convert/libconvert.so"; do
 		ldd "$f" | awk '/=> \// { print $3 } /^\t\/.*ld-linux/ { print $1 }'
 	done | sort -u | while read -r lib; do
 		cp -L --parents "$lib" "$work/"
 	done
-	printf '#!/bin/sh\nPYTHONPATH=/py LD_LIBRARY_PATH=/usr/lib/rkaccel RKACCEL_CONVERT_HOST_LIB=/usr/lib/rkaccel/libconvert-host.so exec %s "$@"\n' \
+	printf '#!/bin/sh\nPYTHONPATH=/py LD_LIBRARY_PATH=/usr/lib/rkaccel RKACCEL_CONVERT_LIB=/usr/lib/rkaccel/libconvert.so RKACCEL_CONVERT_HOST_LIB=/usr/lib/rkaccel/libconvert-host.so exec %s "$@"\n' \
 		"$py" > "$work/bin/python3"
 	chmod +x "$work/bin/python3"
 }

@@ -20,12 +20,13 @@ import select
 import numpy as np
 
 __all__ = ["Error", "Device", "Model", "Context", "TensorAttr", "AsyncRun", "RKNNLite",
-           "TENSOR_INT8", "TENSOR_INT32", "LAYER_RELU", "LAYER_OUT_INT32"]
+           "TENSOR_INT8", "TENSOR_INT32", "LAYER_RELU", "LAYER_OUT_INT32", "CTX_KEEP_TENSORS"]
 
 TENSOR_INT8 = 2
 TENSOR_INT32 = 6
 LAYER_RELU = 0x1
 LAYER_OUT_INT32 = 0x2
+CTX_KEEP_TENSORS = 0x1          # RKACCEL_CTX_KEEP_TENSORS: a layer dump
 _BUF_INPUT = 2
 _BUF_OUTPUT = 3
 
@@ -58,6 +59,12 @@ class _Info(ctypes.Structure):
                 ("va_size", _u64), ("max_tasks", _u32), ("cbuf_size", _u32)]
 
 
+class _Shape(ctypes.Structure):
+    """struct rkaccel_tensor_shape."""
+    _fields_ = [("height", _u32), ("width", _u32), ("channels", _u32),
+                ("scale", ctypes.c_float), ("zero_point", _i32)]
+
+
 class _Attr(ctypes.Structure):
     _fields_ = [("n_dims", _u32), ("dims", _u32 * 4), ("type", _u32), ("scale", ctypes.c_float),
                 ("zero_point", _i32), ("size", _sz), ("native_size", _sz)]
@@ -85,6 +92,10 @@ _MAX_MEM_LAYERS = 4096         # RKACCEL_MODEL_MAX_MEM_LAYERS
 _model_layer_times = _fn("rkaccel_model_layer_times", ctypes.c_int, _vp, _vp, _u32,
                          ctypes.POINTER(_u64), _u32)
 _ctx_create = _fn("rkaccel_ctx_create", ctypes.c_int, _vp, _vp, _u32, ctypes.POINTER(_vp))
+_ctx_create_flags = _fn("rkaccel_ctx_create_flags", ctypes.c_int, _vp, _vp, _u32, _u32,
+                        ctypes.POINTER(_vp))
+_ctx_read_tensor = _fn("rkaccel_ctx_read_tensor", ctypes.c_int, _vp, _u32, _u32, _vp, _sz)
+_model_shape = _fn("rkaccel_model_shape", ctypes.c_int, _vp, _u32, ctypes.POINTER(_Shape))
 _ctx_dup = _fn("rkaccel_ctx_dup", ctypes.c_int, _vp, ctypes.POINTER(_vp))
 _ctx_destroy = _fn("rkaccel_ctx_destroy", None, _vp)
 _ctx_set_batch = _fn("rkaccel_ctx_set_batch", ctypes.c_int, _vp, _u32)
@@ -133,9 +144,9 @@ class Device:
         self.driver_version = (info.driver_major, info.driver_minor, info.driver_patch)
         self._ctxs = []
 
-    def context(self, model, core_mask=0):
+    def context(self, model, core_mask=0, keep_tensors=False):
         """A new Context running @model on the cores of @core_mask (0: any)."""
-        return Context(self, model, core_mask)
+        return Context(self, model, core_mask, keep_tensors=keep_tensors)
 
     def layer_times(self, model, core=0):
         """Device time, ns, of each layer of @model on @core (rkaccel_model_layer_times())."""
@@ -191,6 +202,12 @@ class Model:
                "rkaccel_model_random")
         return cls(h)
 
+    def shape(self, t):
+        """Tensor @t's (height, width, channels, scale, zero_point): 0 the input."""
+        s = _Shape()
+        _check(_model_shape(self._h, t, ctypes.byref(s)), "rkaccel_model_shape")
+        return (s.height, s.width, s.channels, s.scale, s.zero_point)
+
     def close(self):
         if self._h:
             _model_free(self._h)
@@ -245,15 +262,23 @@ class AsyncRun:
 class Context:
     """A model bound to the NPU: run(), dup(), set_batch(), run_async()."""
 
-    def __init__(self, dev, model=None, core_mask=0, _handle=None):
+    def __init__(self, dev, model=None, core_mask=0, _handle=None, keep_tensors=False):
         self._dev = dev
         self._h = _vp()
         if _handle is not None:
             self._h = _handle
         else:
-            _check(_ctx_create(dev._h, model._h, core_mask, ctypes.byref(self._h)),
-                   "rkaccel_ctx_create")
+            _check(_ctx_create_flags(dev._h, model._h, core_mask,
+                                     CTX_KEEP_TENSORS if keep_tensors else 0,
+                                     ctypes.byref(self._h)), "rkaccel_ctx_create_flags")
         dev._ctxs.append(self)
+
+    def read_tensor(self, t, shape, dtype=np.int8, slice_=0):
+        """Tensor @t of the last run (keep_tensors=True): an array of @shape (H, W, C)."""
+        out = np.empty(shape, dtype)
+        _check(_ctx_read_tensor(self._h, slice_, t, out.ctypes.data, out.nbytes),
+               "rkaccel_ctx_read_tensor")
+        return out
 
     def _attr(self, which):
         a = _Attr()

@@ -23,7 +23,8 @@ reference, bit-exact with the NPU), as the toolkit's simulator; with
 target='rk3588'/'rk3576' on the device through librkaccel. inference()
 returns float32 arrays with the batch first; accuracy_analysis() writes
 error_analysis.txt (per layer: cosine and Euclidean distance, "entire" and
-"single"). eval_perf() on a device target gives each layer's device time
+"single"; with a target also the device's int8 against the host executor's,
+every tensor kept). eval_perf() on a device target gives each layer's device time
 (one job a layer, timed by the device: rkaccel_model_layer_times()). Not
 implemented: inputs/outputs/input_size_list, float (unquantized) models.
 """
@@ -96,6 +97,7 @@ def _host_lib():
                 ("hr_info", None, [vp, ctypes.POINTER(_HostInfo)]),
                 ("hr_quantize", None, [vp, sz, ctypes.c_float, ctypes.c_int32, vp]),
                 ("hr_run", i, [vp, vp, vp]),
+                ("hr_run_layers", i, [vp, ctypes.c_uint32, ctypes.c_uint32, vp, vp]),
                 ("hr_analyse", i, [vp, cp, fp, fp, i, i, vp, vp, cp, cp, sz]),
                 ("hr_serialize", i, [vp, ctypes.POINTER(vp), ctypes.POINTER(sz)]),
                 ("hr_layer", i, [vp, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32),
@@ -407,12 +409,13 @@ class RKNN:
         return table
 
     def accuracy_analysis(self, inputs, output_dir="./snapshot", target=None, device_id=None):
-        """Per layer, float against int8 (cosine, Euclidean; entire and single) on one sample."""
+        """Per layer, float against int8 (cosine, Euclidean; entire and single) on one
+        sample; with @target also the device's int8 against the host executor's."""
         if self._onnx is None or self._model is None:
             return self._err("accuracy_analysis", "needs load_onnx and build (the float model)")
-        if target is not None:
-            return self._err("accuracy_analysis", "target %r: only the host executor "
-                             "(target=None) is compared layer by layer" % (target,))
+        if target is not None and (self._rt is None or self._rt.ctx is None) and \
+                self.init_runtime(target=target, core_mask=self._core_mask) != 0:
+            return -1
         if self._rt is None and self.init_runtime() != 0:
             return -1
         try:
@@ -436,7 +439,13 @@ class RKNN:
             return self._err("accuracy_analysis", msg.value.decode(errors="replace"))
         layer_names = [names.raw[k * _NAME_BYTES:(k + 1) * _NAME_BYTES].split(b"\0")[0]
                        .decode(errors="replace") for k in range(i.num_layers)]
-        table = _analysis_table(layer_names, res)
+        runtime = None
+        if target is not None:
+            try:
+                runtime = self._runtime_layers(x[:1])
+            except (OSError, RuntimeError) as e:
+                return self._err("accuracy_analysis", "target %s: %s" % (target, e))
+        table = _analysis_table(layer_names, res, runtime)
         try:
             os.makedirs(output_dir, exist_ok=True)
             with open(os.path.join(output_dir, "error_analysis.txt"), "w") as f:
@@ -445,6 +454,33 @@ class RKNN:
             return self._err("accuracy_analysis", "%s: %s" % (output_dir, e.strerror or e))
         print(table, end="")
         return 0
+
+    def _runtime_layers(self, x):
+        """Per layer: the device's int8 against the host executor's (cosine, Euclidean,
+        elements that differ), one sample run with every tensor kept."""
+        rt, i = self._rt, self._rt.info
+        q = np.ascontiguousarray(rt.quantize(rt.normalise(x))[0])
+        ctx = rt.dev.context(rt.model, self._core_mask & -self._core_mask, keep_tensors=True)
+        rows = []
+        try:
+            ctx.run(q.reshape(1, i.in_h * i.in_w, i.in_c))
+            for k in range(i.num_layers):
+                h, w, c, scale, zp = rt.model.shape(k + 1)
+                i32 = k + 1 == i.num_layers and i.out_int32
+                dt = np.int32 if i32 else np.int8
+                npu = ctx.read_tensor(k + 1, (h, w, c), dt)
+                host = np.empty((h, w, c), dt)
+                rc = rt.lib.hr_run_layers(rt.h, 0, k + 1, q.ctypes.data, host.ctypes.data)
+                if rc:
+                    raise RuntimeError("the host executor: %s" % os.strerror(-rc))
+                a = (npu.astype(np.float64) - (0 if i32 else zp)) * scale
+                b = (host.astype(np.float64) - (0 if i32 else zp)) * scale
+                den = np.linalg.norm(a) * np.linalg.norm(b)
+                cos = float(a.ravel() @ b.ravel() / den) if den else float(np.array_equal(a, b))
+                rows.append((cos, float(np.linalg.norm(a - b)), int(np.count_nonzero(npu != host))))
+        finally:
+            ctx.close()
+        return rows
 
     def release(self):
         if self._rt is not None:
@@ -466,16 +502,29 @@ def _perf_table(rows, soc, core):
     return "\n".join(lines) + "\n"
 
 
-def _analysis_table(names, res):
-    """The toolkit's error_analysis.txt: one row per layer, entire then single."""
+def _analysis_table(names, res, runtime=None):
+    """The toolkit's error_analysis.txt: one row per layer, entire then single, and
+    with a target the runtime's columns (the device against the host executor)."""
     w = max([len(n) for n in names] + [10])
     lines = ["# float (the ONNX model, float executor) against int8 (the host executor)",
              "# entire: errors accumulated from the input; single: each layer fed the float",
-             "# output of the layer before, quantized",
-             "%-*s  %-14s %-14s %-14s %-14s" % (w, "layer", "entire_cos", "entire_euc",
-                                                  "single_cos", "single_euc")]
-    for n, r in zip(names, res):
-        lines.append("%-*s  %-14.6f %-14.6g %-14.6f %-14.6g" % (w, n, r[0], r[1], r[2], r[3]))
+             "# output of the layer before, quantized"]
+    head = "%-*s  %-14s %-14s %-14s %-14s" % (w, "layer", "entire_cos", "entire_euc",
+                                              "single_cos", "single_euc")
+    if runtime is not None:
+        lines.append("# runtime: the device's int8 against the host executor's, every "
+                     "tensor kept (differ: elements)")
+        head += " %-14s %-14s %-8s" % ("runtime_cos", "runtime_euc", "differ")
+    lines.append(head)
+    for k, (n, r) in enumerate(zip(names, res)):
+        row = "%-*s  %-14.6f %-14.6g %-14.6f %-14.6g" % (w, n, r[0], r[1], r[2], r[3])
+        if runtime is not None:
+            row += " %-14.6f %-14.6g %-8d" % runtime[k]
+        lines.append(row)
+    if runtime is not None:
+        bad = [names[k] for k, r in enumerate(runtime) if r[2]]
+        lines.append("# runtime: " + ("first layer that differs: %s" % bad[0] if bad else
+                                      "every layer equals the host executor"))
     return "\n".join(lines) + "\n"
 
 

@@ -50,7 +50,8 @@ def toolkit_on_device(dev):
     from rkaccel.toolkit import RKNN
     b = 2 if dev.soc.lower() == "rk3576" else 3
     path = "/data/digits/digits-b%d.rkml" % b
-    x = [np.random.default_rng(5).uniform(0, 16, (b, 8, 8, 1)).astype(np.float32)]
+    # test digits (never used in training or calibration): the model takes pixel / 16
+    x = [np.load("/py/digits/test_images.npy")[:b].reshape(b, 8, 8, 1).astype(np.float32) / 16]
     host, npu = RKNN(), RKNN()
     ok(host.load_rknn(path) == 0 and host.init_runtime() == 0, "toolkit_host_init")
     ok(npu.load_rknn(path) == 0 and npu.init_runtime(target=dev.soc.lower()) == 0,
@@ -61,12 +62,30 @@ def toolkit_on_device(dev):
     table = npu.eval_perf(is_print=False)
     rows = [r for r in (table or "").split("\n") if r[:1].isdigit()]
     times = [float(r.split()[-1]) for r in rows]
-    ok(len(rows) == npu._rt.info.num_layers and all(t > 0 for t in times),
+    npu_layers = npu._rt.info.num_layers
+    ok(len(rows) == npu_layers and all(t > 0 for t in times),
        "toolkit_eval_perf_device_time_per_layer", repr(table))
     print("\n".join("# " + r for r in (table or "").rstrip("\n").split("\n")))
     ok(host.eval_perf() is None, "toolkit_eval_perf_refused_on_host")
     host.release()
     npu.release()
+    # From the ONNX model: build here, then accuracy_analysis with the target
+    r = RKNN()
+    soc = dev.soc.lower()
+    steps = [r.config(target_platform=soc), r.load_onnx("/py/digits/digits.onnx"),
+             r.build(dataset="/py/digits/dataset.txt"), r.init_runtime(target=soc),
+             r.accuracy_analysis(inputs=[x[0][:1]], output_dir="/tmp/snap", target=soc)]
+    text = ""
+    if steps == [0] * 5:
+        with open("/tmp/snap/error_analysis.txt") as f:
+            text = f.read()
+    rows = [ln.split() for ln in text.split("\n") if ln.strip() and ln[0] not in "#l"]
+    ok(len(rows) == npu_layers and all(r_[-1] == "0" and float(r_[5]) > 0.999999
+                                       for r_ in rows) and
+       "every layer equals the host executor" in text,
+       "toolkit_accuracy_analysis_target_every_layer_equal", repr(steps) + text)
+    print("\n".join("# " + ln for ln in text.rstrip("\n").split("\n")))
+    r.release()
 
 
 def main():

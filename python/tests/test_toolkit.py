@@ -179,6 +179,9 @@ def main():
         refused("a device target without a device", "the device rk3588",
                 [load, build, ("init_runtime", {"target": "rk3588"})], tmp)
         refused("eval_perf before init_runtime", "init_runtime first", [("eval_perf", {})], tmp)
+        refused("accuracy_analysis with a target but no device", "the device rk3588",
+                [load, build, ("accuracy_analysis", {"inputs": [np.zeros((1, 8, 8, 1))],
+                                                     "target": "rk3588"})], tmp)
         refused("eval_perf on the host executor", "has no device time",
                 [load, build, ("init_runtime", {}), ("eval_perf", {})], tmp)
         fold_tests(tmp)
