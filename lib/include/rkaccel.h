@@ -925,7 +925,8 @@ int rkaccel_model_multicore_scale(struct rkaccel_device *dev, const struct rkacc
  * on the values). Writes up to @max times, ns, to @ns: layer i's at [i], 0
  * for a layer without tasks (a concat its producers write in place).
  * Returns the number of layers, or -EINVAL (NULL, @ns NULL with @max, a
- * core not on the device), -ENOMEM, -E2BIG or the error of a job.
+ * core not on the device), -ENOMEM, -E2BIG, the error of a job, or -EPROTO
+ * should the per-layer program's weights ever differ from the context's.
  */
 int rkaccel_model_layer_times(struct rkaccel_device *dev, const struct rkaccel_model *model,
 			      uint32_t core, uint64_t *ns, uint32_t max);
