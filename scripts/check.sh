@@ -15,7 +15,7 @@ build=${BUILD:-$top/build}
 logs=$build/logs
 rc=0
 
-rm -f "$logs"/*.result "$logs"/*.failures
+rm -f "$logs"/*.result "$logs"/*.failures "$logs"/.step.*
 scripts=$top/scripts
 mkdir -p "$logs"
 # The debug kernels (built once, then cached) build in the background at
