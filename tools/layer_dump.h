@@ -11,6 +11,7 @@
 #define RKACCEL_LAYER_DUMP_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 struct dump_tensor {
 	struct rkaccel_tensor_shape shape;
 	size_t bytes;
+	bool i32;		/* an int32 output (RKACCEL_LAYER_OUT_INT32), else int8 */
 	int graph_tensor;	/* or < 0: a copy into a concat */
 	const char *name, *op;
 	uint8_t *npu, *cpu;
@@ -81,10 +83,10 @@ static int dump_init(struct layer_dump *d, const struct rkaccel_graph_desc *g,
 			d->of_graph[t->graph_tensor] = (int)i;
 		t->name = t->graph_tensor >= 0 ? g->tensors[t->graph_tensor].name : "";
 		t->op = i ? dump_op(g, t->graph_tensor) : "input";
-		t->bytes = (size_t)t->shape.height * t->shape.width * t->shape.channels;
-		if (i + 1 == d->n && rkaccel_model_desc(model)->layers[i - 1].flags &
-		    RKACCEL_LAYER_OUT_INT32)
-			t->bytes *= 4;
+		t->i32 = i + 1 == d->n && rkaccel_model_desc(model)->layers[i - 1].flags &
+			 RKACCEL_LAYER_OUT_INT32;
+		t->bytes = (size_t)t->shape.height * t->shape.width * t->shape.channels *
+			   (t->i32 ? 4 : 1);
 		t->npu = malloc(t->bytes);
 		t->cpu = malloc(t->bytes);
 		if (!t->npu || !t->cpu)
@@ -182,9 +184,8 @@ static int dump_index(const struct layer_dump *d, const char *dir)
 		const struct dump_tensor *t = &d->t[i];
 
 		fprintf(f, "%u %s %s %u %u %u %s %.9g %d\n", i, *t->name ? t->name : "-", t->op,
-			t->shape.height, t->shape.width, t->shape.channels,
-			t->bytes > (size_t)t->shape.height * t->shape.width * t->shape.channels ?
-			"int32" : "int8", (double)t->shape.scale, t->shape.zero_point);
+			t->shape.height, t->shape.width, t->shape.channels, t->i32 ? "int32" : "int8",
+			(double)t->shape.scale, t->shape.zero_point);
 	}
 	return fclose(f) ? -errno : 0;
 }
@@ -192,14 +193,13 @@ static int dump_index(const struct layer_dump *d, const char *dir)
 /* Bytes (int8) or elements (int32) of @t that differ, and the largest difference. */
 static size_t dump_diff(const struct dump_tensor *t, long long *max)
 {
-	bool i32 = t->bytes > (size_t)t->shape.height * t->shape.width * t->shape.channels;
-	size_t n = i32 ? t->bytes / 4 : t->bytes, bad = 0;
+	size_t n = t->i32 ? t->bytes / 4 : t->bytes, bad = 0;
 
 	*max = 0;
 	for (size_t k = 0; k < n; k++) {
 		long long a, b;
 
-		if (i32) {
+		if (t->i32) {
 			int32_t x, y;
 
 			memcpy(&x, t->npu + 4 * k, 4);

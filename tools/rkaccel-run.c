@@ -422,8 +422,7 @@ static int run_dump(const struct options *o, struct run *r)
 	uint8_t *ref_out = malloc(gref_bytes(&g->tensors[g->outputs[0]]));
 	int ret = ref_out ? dump_init(&d, g, r->model) : -ENOMEM;
 
-	if (!ret)
-		ret = dump_mkdir(o->dump);
+	/* prepare() made the folder */
 	if (!ret)
 		ret = dump_index(&d, o->dump);
 	if (ret) {

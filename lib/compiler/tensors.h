@@ -2,7 +2,8 @@
 /*
  * A layer dump: a program whose every tensor keeps its bytes to the end of
  * the run, and the reading of one tensor out of the buffers after it.
- * What the runtime (lib/runtime/tensors.c) asks of the compiler.
+ * What the runtime (rkaccel_ctx_read_tensor() in lib/runtime/context.c)
+ * asks of the compiler.
  */
 #ifndef RKACCEL_TENSORS_H
 #define RKACCEL_TENSORS_H
