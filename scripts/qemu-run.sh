@@ -127,7 +127,7 @@ add_python() {
 	done | sort -u | while read -r lib; do
 		cp -L --parents "$lib" "$work/"
 	done
-	printf '#!/bin/sh\nPYTHONPATH=/py LD_LIBRARY_PATH=/usr/lib/rkaccel RKACCEL_CONVERT_LIB=/usr/lib/rkaccel/libconvert.so RKACCEL_CONVERT_HOST_LIB=/usr/lib/rkaccel/libconvert-host.so exec %s "$@"\n' \
+	printf '#!/bin/sh\nPYTHONPATH=/py LD_LIBRARY_PATH=/usr/lib/rkaccel RKACCEL_CONVERT_LIB=/usr/lib/rkaccel/libconvert.so exec %s "$@"\n' \
 		"$py" > "$work/bin/python3"
 	chmod +x "$work/bin/python3"
 }
