@@ -91,7 +91,6 @@ _model_free = _fn("rkaccel_model_free", None, _vp)
 _MAX_MEM_LAYERS = 4096         # RKACCEL_MODEL_MAX_MEM_LAYERS
 _model_layer_times = _fn("rkaccel_model_layer_times", ctypes.c_int, _vp, _vp, _u32,
                          ctypes.POINTER(_u64), _u32)
-_ctx_create = _fn("rkaccel_ctx_create", ctypes.c_int, _vp, _vp, _u32, ctypes.POINTER(_vp))
 _ctx_create_flags = _fn("rkaccel_ctx_create_flags", ctypes.c_int, _vp, _vp, _u32, _u32,
                         ctypes.POINTER(_vp))
 _ctx_read_tensor = _fn("rkaccel_ctx_read_tensor", ctypes.c_int, _vp, _u32, _u32, _vp, _sz)
