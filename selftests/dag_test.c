@@ -976,6 +976,188 @@ TEST(concat_refusals)
 	free(b);
 }
 
+/* A CPU op (softmax along @axis, or dequantize) of @in into a float32 tensor. */
+static uint32_t gb_cpu(struct gb *b, const char *name, uint32_t op, uint32_t in, uint32_t axis)
+{
+	const struct rkaccel_graph_tensor *t = gb_t(b, in);
+	uint32_t out = gb_tensor(b, name, RKACCEL_DTYPE_FLOAT32, t->dims[1], t->dims[2],
+				 t->dims[3], 0.0f, 0);
+
+	gb_node(b, op, out, 1, &in)->axis = axis;
+	return out;
+}
+
+/* The graph tails the model's CPU op takes. */
+enum tail { SOFTMAX_I8, DEQUANT_I8, DEQUANT_I32, SOFTMAX_OF_DEQUANT, SOFTMAX_ROWS, TAILS };
+
+static const char *const tail_names[] = { "softmax of int8 logits", "dequantize of int8",
+	"dequantize of an int32 accumulator", "softmax of a dequantize",
+	"softmax along the rows of a map" };
+
+/* A 3x3 stem, then a classifier head or a 1x1 map, and tail @t at batch @batch. */
+static void build_tail(struct gb *b, enum tail t, uint32_t batch)
+{
+	uint32_t x, y, pool, f;
+
+	gb_init(b, 61 + t, 8, 8, 8);
+	x = gb_conv(b, "stem", b->in.tensor, 3, 1, 1, 16, false, true, false);
+	if (t == SOFTMAX_ROWS) {
+		y = gb_conv(b, "map", x, 1, 1, 0, 8, false, false, false);
+		b->t[y].scale *= 4.0f;	/* a few units apart: a softmax that is not one-hot */
+		gb_finish(b, gb_cpu(b, "prob", RKACCEL_GOP_SOFTMAX, y, 1));
+	} else {
+		pool = gb_tensor(b, "pool", RKACCEL_DTYPE_INT8, 1, 1, 16, gb_t(b, x)->scale,
+				 gb_t(b, x)->zero_point);
+		gb_node(b, RKACCEL_GOP_GLOBAL_AVGPOOL, pool, 1, &x);
+		y = gb_conv(b, "logits", pool, 1, 1, 0, 10, false, false, t == DEQUANT_I32);
+		if (t == SOFTMAX_I8)
+			f = gb_cpu(b, "prob", RKACCEL_GOP_SOFTMAX, y, 3);
+		else
+			f = gb_cpu(b, "logits:dequantized", RKACCEL_GOP_DEQUANTIZE, y, 0);
+		if (t == SOFTMAX_OF_DEQUANT)
+			f = gb_cpu(b, "prob", RKACCEL_GOP_SOFTMAX, f, 3);
+		gb_finish(b, f);
+	}
+	b->d.batch = batch;
+	for (uint32_t k = 0; k < b->nt; k++)
+		b->t[k].dims[0] = batch;
+}
+
+/* The tail's graph reference and the lowered model's NPU output plus its CPU op. */
+static void check_tail(struct __test_metadata *_metadata, enum tail t,
+		       struct rkaccel_device *dev)
+{
+	uint32_t batch = dev ? 3 : 1;
+	struct rkaccel_model *m = NULL;
+	struct gb *b = malloc(sizeof(*b));
+	struct rkaccel_output_op op;
+	size_t in_len, out_len, npu_len, i;
+	struct rkaccel_ctx *ctx;
+	uint8_t *npu = NULL;
+	float *out, *ref;
+	int8_t *in;
+	char msg[512];
+
+	ASSERT_NE(NULL, b);
+	build_tail(b, t, batch);
+	ASSERT_EQ(0, rkaccel_graph_to_model(&b->d, &m, msg, sizeof(msg))) TH_LOG("%s", msg);
+	ASSERT_EQ(0, rkaccel_model_output_op(m, &op));
+	EXPECT_EQ(b->out, op.graph_tensor);
+	EXPECT_EQ(t == SOFTMAX_I8 || t >= SOFTMAX_OF_DEQUANT ? RKACCEL_OUTPUT_SOFTMAX : 0,
+		  op.flags);
+	EXPECT_EQ(t == DEQUANT_I32 ? 4 : 1, op.in_bytes);
+	in_len = gref_bytes(&b->d.tensors[b->in.tensor]) * batch;
+	out_len = gref_bytes(&b->d.tensors[b->out]) * batch;
+	npu_len = out_len / 4 * op.in_bytes;
+	in = malloc(in_len);
+	out = malloc(out_len);
+	ref = malloc(out_len);
+	npu = malloc(npu_len);
+	ASSERT_TRUE(in && out && ref && npu);
+	rkt_fill_i8(in, in_len, 7001 + t);
+	ASSERT_EQ(0, graph_ref_run(&b->d, (const void *const *)&in, (void *const *)&ref, NULL,
+				   NULL, msg, sizeof(msg))) TH_LOG("%s", msg);
+	if (dev) {
+		ASSERT_EQ(0, rkaccel_ctx_create(dev, m, 0, &ctx));
+		ASSERT_EQ(0, rkaccel_ctx_set_batch(ctx, batch));
+		ASSERT_EQ(0, rkaccel_ctx_run(ctx, in, in_len, npu, npu_len));
+		rkaccel_ctx_destroy(ctx);
+	} else {
+		ASSERT_EQ(0, ref_model_net(m, in, npu));
+	}
+	ASSERT_EQ(0, rkaccel_output_op_run(&op, npu, batch, out));
+	for (i = 0; i < out_len / 4 && !memcmp(&out[i], &ref[i], 4); i++)
+		;
+	EXPECT_EQ(out_len / 4, i) TH_LOG("%s: element %zu is %.9g, the graph's %.9g",
+					 tail_names[t], i, (double)out[i], (double)ref[i]);
+	for (i = 1; i < out_len / 4 && ref[i] == ref[0]; i++)
+		;
+	EXPECT_GT(out_len / 4, i) TH_LOG("%s: a constant output, a weak check", tail_names[t]);
+	ksft_print_msg("%s: %zu floats bit-exact with the graph (batch %u, %s)\n",
+		       tail_names[t], out_len / 4, batch, dev ? "the NPU" : "host");
+	free(in);
+	free(out);
+	free(ref);
+	free(npu);
+	rkaccel_model_free(m);
+	gb_free(b);
+	free(b);
+}
+
+/*
+ * Softmax and dequantize after the last layer: the lowered model's output
+ * through rkaccel_output_op_run() equals the graph's reference to the bit,
+ * on the host (the lowered model's reference) and on the NPU at batch 3.
+ */
+TEST(output_op_after_the_npu)
+{
+	struct rkaccel_device *dev = NULL;
+
+	for (enum tail t = 0; t < TAILS; t++)
+		check_tail(_metadata, t, NULL);
+	if (rkaccel_open(NULL, &dev))
+		SKIP(return, "no rkaccel device (host): checked against the lowered model only");
+	for (enum tail t = 0; t < TAILS; t++)
+		check_tail(_metadata, t, dev);
+	rkaccel_close(dev);
+}
+
+/* CPU ops placed where the model cannot run them: refused by node and reason. */
+TEST(output_op_refusals)
+{
+	struct rkaccel_output_op op = { 0 }, bad;
+	struct rkaccel_model *m = NULL;
+	struct gb *b = malloc(sizeof(*b));
+	uint32_t x, f;
+	float dst[4];
+	int8_t src[4] = { 0 };
+	char msg[512];
+
+	ASSERT_NE(NULL, b);
+	/* a second softmax after the first */
+	gb_init(b, 71, 4, 4, 8);
+	x = gb_conv(b, "stem", b->in.tensor, 1, 1, 0, 8, false, false, false);
+	f = gb_cpu(b, "p1", RKACCEL_GOP_SOFTMAX, x, 3);
+	gb_finish(b, gb_cpu(b, "p2", RKACCEL_GOP_SOFTMAX, f, 3));
+	EXPECT_EQ(-EINVAL, rkaccel_graph_to_model(&b->d, &m, msg, sizeof(msg)));
+	EXPECT_STREQ("node 'p2' (softmax): not compiled yet: a second CPU op: the model runs a dequantize, a softmax, or a dequantize then a softmax at its output",
+		     msg);
+	gb_free(b);
+	/* a softmax of the graph input: nothing for the NPU */
+	gb_init(b, 73, 4, 4, 8);
+	gb_finish(b, gb_cpu(b, "prob", RKACCEL_GOP_SOFTMAX, b->in.tensor, 3));
+	EXPECT_EQ(-EINVAL, rkaccel_graph_to_model(&b->d, &m, msg, sizeof(msg)));
+	EXPECT_STREQ("node 'prob' (softmax): not compiled yet: reads 'data', which no layer of the NPU computes",
+		     msg);
+	EXPECT_EQ(NULL, m);
+	gb_free(b);
+	free(b);
+	/* a model without a CPU op, and ops no model gives */
+	ASSERT_EQ(0, rkaccel_model_random(1, 2, 2, (const uint32_t[]){ 8, 8, 4 }, 0, &m));
+	EXPECT_EQ(-ENOENT, rkaccel_model_output_op(m, &op));
+	EXPECT_EQ(-EINVAL, rkaccel_model_output_op(NULL, &op));
+	EXPECT_EQ(-EINVAL, rkaccel_model_output_op(m, NULL));
+	rkaccel_model_free(m);
+	op = (struct rkaccel_output_op){ .in_bytes = 1, .scale = 0.5f, .outer = 1,
+					 .axis_len = 4, .inner = 1 };
+	EXPECT_EQ(0, rkaccel_output_op_run(&op, src, 1, dst));
+	EXPECT_EQ(-EINVAL, rkaccel_output_op_run(&op, src, 0, dst));
+	EXPECT_EQ(-EINVAL, rkaccel_output_op_run(&op, NULL, 1, dst));
+	EXPECT_EQ(-EINVAL, rkaccel_output_op_run(&op, src, 1, NULL));
+	bad = op;
+	bad.in_bytes = 2;
+	EXPECT_EQ(-EINVAL, rkaccel_output_op_run(&bad, src, 1, dst));
+	bad = op;
+	bad.flags = 0x2;
+	EXPECT_EQ(-EINVAL, rkaccel_output_op_run(&bad, src, 1, dst));
+	bad = op;
+	bad.scale = -1.0f;
+	EXPECT_EQ(-EINVAL, rkaccel_output_op_run(&bad, src, 1, dst));
+	bad = op;
+	bad.axis_len = 0;
+	EXPECT_EQ(-EINVAL, rkaccel_output_op_run(&bad, src, 1, dst));
+}
+
 /*
  * 4,096 layers in memory: a text network of that many lowers from its graph
  * and compiles (with a job limit above one task a layer); one more is refused.

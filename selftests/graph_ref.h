@@ -14,7 +14,9 @@
  * What the datapath does not define is refused with a message, not
  * guessed: an add of two int8 tensors (the EW stage adds an int8 tensor to
  * an accumulator), leaky ReLU, average pooling over padding without
- * COUNT_INCLUDE_PAD, dilation, uint8 tensors, softmax. ReLU6/clip clamps
+ * COUNT_INCLUDE_PAD, dilation, uint8 tensors. Softmax and dequantize are
+ * model-format.rst's CPU arithmetic (one rounding, expf(), a float sum in
+ * index order). ReLU6/clip clamps
  * the requantized output to the quantized bounds, round(bound / scale) +
  * zero point (the converter's folding of a clip into the output range).
  */
@@ -273,6 +275,51 @@ static inline void gref_concat(const struct rkaccel_graph_desc *d,
 	}
 }
 
+/* (q - zero_point) x scale in double, rounded once (model-format.rst). */
+static inline float gref_dequant(const struct rkaccel_graph_tensor *t, const void *in, size_t k)
+{
+	double q = t->type == RKACCEL_DTYPE_INT32 ? ((const int32_t *)in)[k] :
+		   t->type == RKACCEL_DTYPE_FLOAT32 ? ((const float *)in)[k] :
+		   ((const int8_t *)in)[k];
+
+	if (t->type == RKACCEL_DTYPE_FLOAT32)
+		return (float)q;
+	return (float)((q - t->zero_point) * (double)t->scale);
+}
+
+/*
+ * Softmax along the node's axis, as model-format.rst defines it: each
+ * line's maximum subtracted, expf(), the sum in float in index order,
+ * each element divided by it.
+ */
+static inline void gref_softmax(const struct rkaccel_graph_node *n,
+				const struct rkaccel_graph_tensor *i, const void *in, float *out)
+{
+	size_t outer = 1, inner = 1, len = i->dims[n->axis];
+
+	for (uint32_t k = 1; k < n->axis; k++)
+		outer *= i->dims[k];
+	for (uint32_t k = n->axis + 1; k < i->n_dims; k++)
+		inner *= i->dims[k];
+	for (size_t k = 0; k < outer * len * inner; k++)
+		out[k] = gref_dequant(i, in, k);
+	for (size_t o = 0; o < outer; o++) {
+		for (size_t j = 0; j < inner; j++) {
+			float *x = out + o * len * inner + j, max = x[0], sum = 0.0f;
+
+			for (size_t a = 1; a < len; a++)
+				if (x[a * inner] > max)
+					max = x[a * inner];
+			for (size_t a = 0; a < len; a++) {
+				x[a * inner] = expf(x[a * inner] - max);
+				sum += x[a * inner];
+			}
+			for (size_t a = 0; a < len; a++)
+				x[a * inner] /= sum;
+		}
+	}
+}
+
 /* One node of one image: @data[t] is tensor t's bytes (inputs made). */
 static inline int gref_node(const struct rkaccel_graph_desc *d, uint32_t idx, void *const *data,
 			    int16_t *mul, char *msg, size_t msg_len)
@@ -322,12 +369,11 @@ static inline int gref_node(const struct rkaccel_graph_desc *d, uint32_t idx, vo
 		gref_concat(d, n, data, out);
 		return 0;
 	case RKACCEL_GOP_DEQUANTIZE:
-		for (size_t k = 0; k < gref_count(o); k++) {
-			double q = i->type == RKACCEL_DTYPE_INT32 ? ((const int32_t *)in)[k] :
-				   ((const int8_t *)in)[k];
-
-			((float *)out)[k] = (float)((q - i->zero_point) * i->scale);
-		}
+		for (size_t k = 0; k < gref_count(o); k++)
+			((float *)out)[k] = gref_dequant(i, in, k);
+		return 0;
+	case RKACCEL_GOP_SOFTMAX:
+		gref_softmax(n, i, in, out);
 		return 0;
 	default:
 		return GREF_BAD("op %s: no integer definition", rkaccel_graph_op_name(n->op));

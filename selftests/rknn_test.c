@@ -18,6 +18,7 @@
 
 #include "kselftest_harness.h"
 #include "conv_run.h"
+#include "graph_ref.h"
 #include "net_ref.h"
 #include "rknn_api.h"
 
@@ -1607,6 +1608,136 @@ TEST_F(api, graph_file_batch)
 	free(ref);
 	free(one);
 	rkaccel_model_free(m);
+}
+
+/*
+ * A classifier graph of batch @b: 4x4x8 pixels, global average pool, an
+ * FC of 10 classes, softmax on the CPU: the output "prob" is float32.
+ */
+struct softmax_graph {
+	int8_t w[10 * 8];
+	int32_t bias[10];
+	uint32_t e[3], out;
+	struct rkaccel_graph_tensor t[4];
+	struct rkaccel_graph_node n[3];
+	struct rkaccel_graph_input in;
+	struct rkaccel_graph_desc d;
+};
+
+static void softmax_graph(struct softmax_graph *g, uint32_t b)
+{
+	memset(g, 0, sizeof(*g));
+	rkt_fill_i8(g->w, sizeof(g->w), 313);
+	for (uint32_t k = 0; k < 10; k++)
+		g->bias[k] = (int32_t)(k * 37 % 11) * 50 - 250;
+	g->t[0] = (struct rkaccel_graph_tensor){ "pixels", RKACCEL_DTYPE_INT8, 4, { b, 4, 4, 8 },
+						  1.0f / 32, 2 };
+	g->t[1] = (struct rkaccel_graph_tensor){ "pool", RKACCEL_DTYPE_INT8, 4, { b, 1, 1, 8 },
+						  1.0f / 32, 2 };
+	g->t[2] = (struct rkaccel_graph_tensor){ "logits", RKACCEL_DTYPE_INT8, 4,
+						  { b, 1, 1, 10 }, 1.0f / 16, -3 };
+	g->t[3] = (struct rkaccel_graph_tensor){ "prob", RKACCEL_DTYPE_FLOAT32, 4,
+						  { b, 1, 1, 10 }, 0.0f, 0 };
+	g->e[0] = 0;
+	g->e[1] = 1;
+	g->e[2] = 2;
+	g->n[0] = (struct rkaccel_graph_node){ .op = RKACCEL_GOP_GLOBAL_AVGPOOL, .num_inputs = 1,
+					       .inputs = &g->e[0], .output = 1 };
+	g->n[1] = (struct rkaccel_graph_node){ .op = RKACCEL_GOP_CONV, .num_inputs = 1,
+		.inputs = &g->e[1], .output = 2, .kernel_h = 1, .kernel_w = 1, .stride_h = 1,
+		.stride_w = 1, .dilation_h = 1, .dilation_w = 1, .groups = 1,
+		.weight_scale = 1.0f / 64, .weights = g->w, .bias = g->bias };
+	g->n[2] = (struct rkaccel_graph_node){ .op = RKACCEL_GOP_SOFTMAX, .num_inputs = 1,
+					       .inputs = &g->e[2], .output = 3, .axis = 3 };
+	g->out = 3;
+	g->d = (struct rkaccel_graph_desc){ .batch = b, .num_tensors = 4, .tensors = g->t,
+		.num_nodes = 3, .nodes = g->n, .num_inputs = 1, .inputs = &g->in,
+		.num_outputs = 1, .outputs = &g->out };
+}
+
+/*
+ * A graph with a softmax after the NPU, at batch = the cores: the output
+ * attribute is FLOAT32 and unquantized (the native one stays the NPU's
+ * INT8), rknn_outputs_get() gives the probabilities with or without
+ * want_float, and a FLOAT32 output bound with rknn_set_io_mem() does too;
+ * every float bit-exact with the graph reference, the model's own int8
+ * not offered.
+ */
+TEST_F(api, graph_softmax_output)
+{
+	char path[] = "/tmp/rknn_softmax.XXXXXX";
+	uint32_t b = self->info.num_cores, is = 4 * 4 * 8, n = 10 * b, i;
+	struct softmax_graph *g = malloc(sizeof(*g));
+	float *ref = malloc(n * sizeof(float)), *out = malloc(n * sizeof(float));
+	int8_t *in = malloc(b * is);
+	rknn_tensor_attr a, na;
+	rknn_tensor_mem *om;
+	char msg[256];
+	int fd;
+
+	ASSERT_TRUE(g && ref && out && in);
+	softmax_graph(g, b);
+	rkt_fill_i8(in, b * is, 17);
+	ASSERT_EQ(0, graph_ref_run(&g->d, (const void *const *)&in, (void *const *)&ref, NULL,
+				   NULL, msg, sizeof(msg))) TH_LOG("%s", msg);
+	for (i = 1; i < 10 && ref[i] == ref[0]; i++)
+		;
+	EXPECT_GT(10, i) TH_LOG("constant probabilities: a weak check");
+	EXPECT_GT(0.9f, ref[0]) TH_LOG("a one-hot softmax: a weak check");
+	fd = mkstemp(path);
+	ASSERT_LE(0, fd);
+	close(fd);
+	ASSERT_EQ(0, rkaccel_graph_save(&g->d, path));
+	ASSERT_EQ(RKNN_SUCC, rknn_init(&self->ctx, path, 0, 0, NULL));
+	memset(&a, 0, sizeof(a));
+	ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_OUTPUT_ATTR, &a, sizeof(a)));
+	EXPECT_STREQ("prob", a.name);
+	EXPECT_EQ(RKNN_TENSOR_FLOAT32, a.type);
+	EXPECT_EQ(RKNN_TENSOR_QNT_NONE, a.qnt_type);
+	EXPECT_EQ(b, a.dims[0]);
+	EXPECT_EQ(10, a.dims[3]);
+	EXPECT_EQ(n, a.n_elems);
+	EXPECT_EQ(n * sizeof(float), a.size);
+	memset(&na, 0, sizeof(na));
+	ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, &na, sizeof(na)));
+	EXPECT_EQ(RKNN_TENSOR_INT8, na.type);
+	for (int want_float = 0; want_float < 2; want_float++) {
+		rknn_input ri = { .index = 0, .buf = in, .size = b * is, .type = RKNN_TENSOR_INT8,
+				  .fmt = RKNN_TENSOR_NHWC };
+		rknn_output o = { .want_float = want_float, .index = 0 };
+
+		ASSERT_EQ(0, rknn_inputs_set(self->ctx, 1, &ri));
+		ASSERT_EQ(0, rknn_run(self->ctx, NULL));
+		ASSERT_EQ(0, rknn_outputs_get(self->ctx, 1, &o, NULL));
+		EXPECT_EQ(n * sizeof(float), o.size);
+		EXPECT_EQ(0, memcmp(o.buf, ref, n * sizeof(float)))
+			TH_LOG("want_float %d: the probabilities differ from the graph's", want_float);
+		ASSERT_EQ(0, rknn_outputs_release(self->ctx, 1, &o));
+		/* a buffer for the NPU's int8 is too small */
+		o = (rknn_output){ .is_prealloc = 1, .index = 0, .buf = out, .size = n };
+		EXPECT_EQ(RKNN_ERR_OUTPUT_INVALID, rknn_outputs_get(self->ctx, 1, &o, NULL));
+	}
+	/* zero copy with the ordinary attribute: FLOAT32 only */
+	om = rknn_create_mem(self->ctx, n * sizeof(float));
+	ASSERT_NE(NULL, om);
+	a.type = RKNN_TENSOR_INT8;
+	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_io_mem(self->ctx, om, &a));
+	a.type = RKNN_TENSOR_FLOAT32;
+	ASSERT_EQ(0, rknn_set_io_mem(self->ctx, om, &a));
+	memset(om->virt_addr, 0, n * sizeof(float));
+	ASSERT_EQ(0, rknn_run(self->ctx, NULL));
+	EXPECT_EQ(0, memcmp(om->virt_addr, ref, n * sizeof(float)))
+		TH_LOG("the bound FLOAT32 output differs from the graph's");
+	ksft_print_msg("softmax on the CPU: %u x 10 probabilities bit-exact (batch %u)\n", b, b);
+	ASSERT_EQ(0, rknn_set_io_mem(self->ctx, NULL, &a));
+	EXPECT_EQ(0, rknn_destroy_mem(self->ctx, om));
+	ASSERT_EQ(0, rknn_destroy(self->ctx));
+	self->ctx = 0;
+	unlink(path);
+	free(g);
+	free(ref);
+	free(out);
+	free(in);
 }
 
 TEST_HARNESS_MAIN

@@ -21,7 +21,7 @@ extern "C" {
  * Not the driver's version, which rkaccel_query() reports.
  */
 #define RKACCEL_LIB_VERSION_MAJOR	2
-#define RKACCEL_LIB_VERSION_MINOR	6
+#define RKACCEL_LIB_VERSION_MINOR	7
 #define RKACCEL_LIB_VERSION_PATCH	0
 #define RKACCEL_LIB_VERSION_CODE(major, minor, patch) \
 	(((major) << 16) | ((minor) << 8) | (patch))
@@ -285,6 +285,43 @@ int rkaccel_model_inputs(const struct rkaccel_model *model, uint32_t layer, uint
 int rkaccel_model_graph_tensor(const struct rkaccel_model *model, uint32_t t);
 
 /*
+ * A CPU op at the output of a lowered graph: what the graph computes after
+ * its last NPU layer (model-format.rst, "Running a 3.0 file"). The NPU
+ * gives int8 or int32 elements; the CPU dequantizes them, each rounded
+ * once to binary32 from (q - zero_point) x scale in double, and with
+ * RKACCEL_OUTPUT_SOFTMAX takes the softmax along the axis: the maximum
+ * subtracted, expf(), the sum in float in index order, each divided by it.
+ * One slice of the batch holds outer x axis_len x inner elements; element
+ * (o, a, i) is at (o x axis_len + a) x inner + i. Since 2.7 (LIBRKACCEL_1.9).
+ */
+#define RKACCEL_OUTPUT_SOFTMAX	0x1u
+
+struct rkaccel_output_op {
+	uint32_t flags;		/* RKACCEL_OUTPUT_SOFTMAX, or 0: dequantize only */
+	uint32_t in_bytes;	/* of the NPU's elements: 1 (int8) or 4 (int32) */
+	float scale;		/* of the NPU's output */
+	int32_t zero_point;
+	uint32_t outer, axis_len, inner;	/* one slice; softmax along axis_len */
+	uint32_t graph_tensor;	/* the graph's float32 output */
+};
+
+/*
+ * rkaccel_model_output_op - the CPU op at the output of @model (a model of
+ * rkaccel_graph_to_model()) in *@op. Returns 0, -ENOENT when the NPU's
+ * output is the model's (no CPU op), or -EINVAL.
+ */
+int rkaccel_model_output_op(const struct rkaccel_model *model, struct rkaccel_output_op *op);
+
+/*
+ * rkaccel_output_op_run - @op on @count slices of the NPU's output @src
+ * (row-major, as rkaccel_run() gives it) into @dst, @count x outer x
+ * axis_len x inner floats. Returns 0, or -EINVAL for a NULL pointer, a
+ * zero count or an @op no model gives.
+ */
+int rkaccel_output_op_run(const struct rkaccel_output_op *op, const void *src, uint32_t count,
+			  float *dst);
+
+/*
  * rkaccel_model_shape - the shape of tensor @t of @model (0 the input, i + 1
  * the output of layer i), following what each layer reads: for models that
  * are not chains, where rkaccel_model_tensor() on the description would
@@ -531,7 +568,9 @@ int rkaccel_graph_from_model(const struct rkaccel_model_desc *desc,
  * and contexts take (the inverse of rkaccel_graph_from_model()), one slice
  * of the batch: run it with rkaccel_ctx_set_batch(ctx, @desc->batch). Takes
  * the graphs with one int8 input (NHWC or [N, C], no mean/std, channels as
- * is) and one output, the last layer's; each node reads any tensor a node
+ * is) and one output: the last layer's, or a CPU op's after it (a softmax
+ * of int8, a dequantize of int8 or int32, or a softmax of that dequantize:
+ * rkaccel_model_output_op() gives it); each node reads any tensor a node
  * before computes (up to RKACCEL_MODEL_MAX_MEM_LAYERS layers); convolutions
  * (a 1x1, stride 1, unpadded one becomes the FC), depthwise convolutions,
  * FC on one pixel, pools (avgpool counting the padding), global average

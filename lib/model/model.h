@@ -27,6 +27,8 @@ struct rkaccel_model {
 	void *data;		/* every weight and bias array, 64-byte aligned */
 	uint32_t *graph_tensor;	/* lowered from a graph: tensor t holds graph tensor
 				 * graph_tensor[t] (MODEL_NO_TENSOR: none); else NULL */
+	struct rkaccel_output_op out_op;	/* the CPU's part of a lowered graph */
+	bool has_out_op;
 };
 
 #define MODEL_NO_TENSOR		UINT32_MAX

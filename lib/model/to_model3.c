@@ -4,7 +4,9 @@
  * from_model3.c, for the graphs whose NPU part the layers can express (one
  * int8 input and one output; each layer reads any earlier tensor; a
  * residual add only into a convolution's int32 accumulator; concats along
- * channels, written in place by the producers or by a copy layer). A graph that is a chain
+ * channels, written in place by the producers or by a copy layer; softmax
+ * and dequantize after the last layer, as the model's CPU op at the
+ * output: output_op.c). A graph that is a chain
  * gives a chain (a 1.x/2.x model); the others carry their links
  * (model_links.h). Anything else is refused with the node and the reason,
  * never lowered to a different model. The batch stays the graph's: the
@@ -40,6 +42,9 @@ struct lower {
 	uint32_t last;			/* graph tensor of the last layer */
 	uint32_t *chain;		/* graph tensor -> chain tensor (0, i + 1), or NONE */
 	uint32_t *pending;		/* int32 accumulator -> its convolution node, or NONE */
+	/* the CPU op at the output: the NPU tensor it reads, what it gives */
+	struct rkaccel_output_op out_op;
+	uint32_t npu_out, cpu_out;	/* graph tensors, NONE until a CPU node */
 	char *msg;
 	size_t msg_len;
 };
@@ -381,6 +386,65 @@ static int concat_layer(struct lower *lw, uint32_t node)
 
 static int add_node(struct lower *lw, uint32_t node);
 
+/* Whether every node after @node runs on the CPU. */
+static bool only_cpu_after(const struct lower *lw, uint32_t node)
+{
+	for (uint32_t k = node + 1; k < lw->g->num_nodes; k++)
+		if (lw->g->nodes[k].op != RKACCEL_GOP_SOFTMAX &&
+		    lw->g->nodes[k].op != RKACCEL_GOP_DEQUANTIZE)
+			return false;
+	return true;
+}
+
+/* Softmax along @axis of @t: the elements of one slice as outer x len x inner. */
+static void axis_split(const struct rkaccel_graph_tensor *t, uint32_t axis,
+		       struct rkaccel_output_op *op)
+{
+	op->outer = op->inner = 1;
+	op->axis_len = t->dims[axis];
+	for (uint32_t k = 1; k < axis; k++)
+		op->outer *= t->dims[k];
+	for (uint32_t k = axis + 1; k < t->n_dims; k++)
+		op->inner *= t->dims[k];
+}
+
+/*
+ * A softmax or dequantize: the model's CPU op at the output, which reads
+ * a tensor of the NPU (int8, or int32 to dequantize) or the dequantize
+ * before it. At most a dequantize then a softmax.
+ */
+static int take_output_op(struct lower *lw, uint32_t node)
+{
+	const struct rkaccel_graph_node *n = &lw->g->nodes[node];
+	uint32_t t = n->inputs[0];
+	const struct rkaccel_graph_tensor *in = tensor(lw, t);
+	struct rkaccel_output_op *op = &lw->out_op;
+
+	if (lw->cpu_out != NONE && (t != lw->cpu_out || n->op != RKACCEL_GOP_SOFTMAX ||
+				    op->flags & RKACCEL_OUTPUT_SOFTMAX))
+		return refuse(lw, node, "a second CPU op: the model runs a dequantize, a softmax, or a dequantize then a softmax at its output");
+	if (lw->cpu_out == NONE) {
+		if (lw->chain[t] == NONE || !lw->chain[t])
+			return refuse(lw, node, "reads '%s', which no layer of the NPU computes",
+				      in->name);
+		if (in->type != RKACCEL_DTYPE_INT8 && in->type != RKACCEL_DTYPE_INT32)
+			return refuse(lw, node, "input type %u: the NPU gives int8 or int32", in->type);
+		*op = (struct rkaccel_output_op){
+			.in_bytes = in->type == RKACCEL_DTYPE_INT32 ? 4 : 1,
+			.scale = in->scale, .zero_point = in->zero_point,
+		};
+		axis_split(in, in->n_dims - 1, op);	/* no softmax: any split */
+		lw->npu_out = t;
+	}
+	if (n->op == RKACCEL_GOP_SOFTMAX) {
+		op->flags = RKACCEL_OUTPUT_SOFTMAX;
+		axis_split(in, n->axis, op);
+	}
+	op->graph_tensor = n->output;
+	lw->cpu_out = n->output;
+	return 0;
+}
+
 /* The NPU ops the layers have; an int32 convolution waits for its ADD. */
 static int lower_node(struct lower *lw, uint32_t *i)
 {
@@ -395,7 +459,7 @@ static int lower_node(struct lower *lw, uint32_t *i)
 		return concat_layer(lw, *i);
 	case RKACCEL_GOP_SOFTMAX:
 	case RKACCEL_GOP_DEQUANTIZE:
-		return refuse(lw, *i, "CPU ops are not run yet (issue 26)");
+		return take_output_op(lw, *i);
 	case RKACCEL_GOP_ADD:
 		return add_node(lw, *i);
 	default:
@@ -425,7 +489,7 @@ static int lower_node(struct lower *lw, uint32_t *i)
 	}
 	if (out->type != RKACCEL_DTYPE_INT32)
 		return refuse(lw, *i, "output type %u: the chain gives int8 or int32", out->type);
-	if (*i + 1 == g->num_nodes) {
+	if (only_cpu_after(lw, *i)) {
 		/* the last layer's raw accumulator */
 		l->flags |= RKACCEL_LAYER_OUT_INT32;
 		end_layer(lw, l, n->output);
@@ -556,6 +620,27 @@ static int keep_graph_tensors(struct lower *lw, struct rkaccel_model *m)
 	return 0;
 }
 
+/* The graph's output: the last layer's tensor, or the CPU op's after it. */
+static int check_output(struct lower *lw)
+{
+	uint32_t out = lw->g->outputs[0];
+
+	if (lw->cpu_out != NONE && out != lw->cpu_out)
+		return model_bad(lw->msg, lw->msg_len,
+			      "output '%s': not compiled yet: CPU ops ('%s') run only at the output",
+			      tensor(lw, out)->name, tensor(lw, lw->cpu_out)->name);
+	if (lw->cpu_out != NONE && lw->npu_out != lw->last)
+		return model_bad(lw->msg, lw->msg_len,
+			      "output '%s': not compiled yet: its CPU op reads '%s', not the last layer's tensor '%s'",
+			      tensor(lw, out)->name, tensor(lw, lw->npu_out)->name,
+			      tensor(lw, lw->last)->name);
+	if (lw->cpu_out == NONE && out != lw->last)
+		return model_bad(lw->msg, lw->msg_len,
+			      "output '%s': not compiled yet: the output is the last layer's tensor '%s'",
+			      tensor(lw, out)->name, tensor(lw, lw->last)->name);
+	return 0;
+}
+
 static int lower_all(struct lower *lw, struct rkaccel_model **model)
 {
 	const struct rkaccel_graph_desc *g = lw->g;
@@ -574,10 +659,9 @@ static int lower_all(struct lower *lw, struct rkaccel_model **model)
 		ret = lower_node(lw, &i);
 	if (ret)
 		return ret;
-	if (g->outputs[0] != lw->last)
-		return model_bad(lw->msg, lw->msg_len,
-			      "output '%s': not compiled yet: the output is the last layer's tensor '%s'",
-			      tensor(lw, g->outputs[0])->name, tensor(lw, lw->last)->name);
+	ret = check_output(lw);
+	if (ret)
+		return ret;
 	in = tensor(lw, g->inputs[0].tensor);
 	hwc(in, &h, &w, &c);
 	for (uint32_t i = 0; i < lw->n; i++)
@@ -599,6 +683,8 @@ static int lower_all(struct lower *lw, struct rkaccel_model **model)
 	ret = check_shapes(lw, *model);
 	if (!ret)
 		ret = keep_graph_tensors(lw, *model);
+	(*model)->out_op = lw->out_op;
+	(*model)->has_out_op = lw->cpu_out != NONE;
 	if (ret) {
 		rkaccel_model_free(*model);
 		*model = NULL;
@@ -647,7 +733,8 @@ static void lower_free(struct lower *lw)
 int rkaccel_graph_to_model(const struct rkaccel_graph_desc *desc, struct rkaccel_model **model,
 			   char *msg, size_t msg_len)
 {
-	struct lower lw = { .g = desc, .msg = msg, .msg_len = msg_len };
+	struct lower lw = { .g = desc, .msg = msg, .msg_len = msg_len, .npu_out = NONE,
+			    .cpu_out = NONE };
 	int ret;
 
 	if (!desc || !model)

@@ -247,8 +247,10 @@ static int lower_graph(struct rkaccel_graph *g, struct rkaccel_model **m,
 	const struct rkaccel_graph_desc *d = rkaccel_graph_desc(g);
 	int ret = rkaccel_graph_to_model(d, m, msg, msg_len);
 
-	if (!ret)
+	if (!ret) {
 		graph_info(d, info);
+		info->has_out_op = !rkaccel_model_output_op(*m, &info->out_op);
+	}
 	rkaccel_graph_free(g);
 	return ret;
 }
@@ -624,6 +626,17 @@ static void file_attr(const struct rknn_file_tensor *f, const struct rkaccel_ten
 	a->size_with_stride = a->size;
 }
 
+/* The output of a CPU op after the NPU (softmax, dequantize): float32, not quantized. */
+static void float_attr(const struct rknn_ctx *c, rknn_tensor_attr *a)
+{
+	a->type = RKNN_TENSOR_FLOAT32;
+	a->qnt_type = RKNN_TENSOR_QNT_NONE;
+	a->zp = 0;
+	a->scale = 1.0f;
+	a->size = (uint32_t)(c->out_attr.size / c->out_bytes * sizeof(float));
+	a->size_with_stride = a->size;
+}
+
 void fill_attr(const struct rknn_ctx *c, int output, int native, rknn_tensor_attr *a)
 {
 	const struct rkaccel_tensor_attr *t = output ? &c->out_attr : &c->in_attr;
@@ -639,6 +652,8 @@ void fill_attr(const struct rknn_ctx *c, int output, int native, rknn_tensor_att
 	a->scale = t->scale;
 	if (!native && c->file.graph) {
 		file_attr(&c->file.io[output], t, a);
+		if (output && c->file.has_out_op)
+			float_attr(c, a);
 		return;
 	}
 	if (!native) {
@@ -1054,7 +1069,8 @@ out:
 int get_output(struct rknn_ctx *c, rknn_output *o)
 {
 	size_t n = c->out_attr.size / c->out_bytes, i;
-	size_t need = o->want_float ? n * sizeof(float) : c->out_attr.size;
+	int floats = o->want_float || c->file.has_out_op;	/* a CPU op gives floats only */
+	size_t need = floats ? n * sizeof(float) : c->out_attr.size;
 	struct rknn_out_alloc *a = NULL;
 	void *dst;
 
@@ -1073,7 +1089,9 @@ int get_output(struct rknn_ctx *c, rknn_output *o)
 			return RKNN_ERR_MALLOC_FAIL;
 		}
 	}
-	if (!o->want_float) {
+	if (c->file.has_out_op) {
+		rkaccel_output_op_run(&c->file.out_op, c->out, c->out_attr.dims[0], dst);
+	} else if (!o->want_float) {
 		memcpy(dst, c->out, need);
 	} else if (c->out_bytes == 1) {
 		rkaccel_dequantize(c->out, n, c->out_attr.scale, c->out_attr.zero_point, dst);

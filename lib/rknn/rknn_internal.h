@@ -35,6 +35,8 @@ struct rknn_file_info {
 	uint32_t batch;
 	struct rknn_file_tensor io[2];	/* input, output */
 	char custom[1024];		/* the file's custom string (RKNN_QUERY_CUSTOM_STRING) */
+	int has_out_op;			/* a CPU op after the NPU: the output is FLOAT32 */
+	struct rkaccel_output_op out_op;
 };
 
 struct rknn_ctx {

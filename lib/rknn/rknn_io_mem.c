@@ -48,7 +48,8 @@ static int converted_ok(const struct rknn_ctx *c, int out, const rknn_tensor_att
 	if (!out)
 		return a->type == RKNN_TENSOR_INT8 || a->type == RKNN_TENSOR_UINT8 ||
 		       a->type == RKNN_TENSOR_FLOAT32;
-	return a->type == RKNN_TENSOR_FLOAT32 || a->type == own;
+	/* a CPU op after the NPU gives floats only */
+	return a->type == RKNN_TENSOR_FLOAT32 || (a->type == own && !c->file.has_out_op);
 }
 
 /* Drop a native binding of the context and its pinned contexts. */
@@ -128,7 +129,7 @@ static int bind_converted(struct rknn_ctx *c, int out, rknn_tensor_mem *mem,
 int rknn_set_io_mem(rknn_context ctx, rknn_tensor_mem *mem, rknn_tensor_attr *attr)
 {
 	struct rknn_ctx *c = ctx_get(ctx);
-	rknn_tensor_attr want;
+	rknn_tensor_attr want, native;
 	int out, ret;
 
 	if (!c)
@@ -144,7 +145,8 @@ int rknn_set_io_mem(rknn_context ctx, rknn_tensor_mem *mem, rknn_tensor_attr *at
 		ret = RKNN_ERR_PARAM_INVALID;
 		goto out;
 	}
-	if (attr->fmt == RKNN_TENSOR_NC1HWC2 && attr->type == want.type)
+	fill_attr(c, out, 1, &native);
+	if (attr->fmt == RKNN_TENSOR_NC1HWC2 && attr->type == native.type)
 		ret = bind_native(c, out, mem, attr);
 	else
 		ret = bind_converted(c, out, mem, attr);
