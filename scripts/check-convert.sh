@@ -13,7 +13,9 @@
 # digits_int8's, and --mean/--std/--rgb2bgr folded or recorded (under
 # ASan/UBSan too). Then Python's toolkit
 # class (python/tests/test_toolkit.py over libconvert.so): rkaccel-convert's
-# bytes, and its refusals. TAP from each; fails if any fails.
+# bytes, and its refusals. Last, softmax_int8: classifiers and a per-pixel
+# softmax whose Softmax runs on the CPU after the NPU, bit-exact with the
+# graph reference and close to float. TAP from each; fails if any fails.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -78,7 +80,7 @@ t() {
 }
 onnx=models/digits/digits.onnx ds=models/digits/dataset.txt
 echo "TAP version 13"
-echo "1..$((35 + 11 + 14 + 4 + 5))"
+echo "1..$((35 + 11 + 14 + 4 + 5 + 2))"
 t "without arguments" 2 "the ONNX model is missing"
 t "without -o" 2 "-o OUT.rkm is missing" "$onnx" --dataset "$ds"
 t "without --dataset" 2 "--dataset DATASET.txt is missing" "$onnx" -o "$tmp/m.rkm"
@@ -251,6 +253,20 @@ t "a padded max pool at zero point other than -128" 1 \
 	"$gm/pool_pad.onnx" -o "$tmp/m.rkml" --dataset "$gm/dataset.txt"
 t "an Add of two ReLU outputs" 1 "node '/Add' \(Add\): neither '/Relu_output_0' nor '/Relu_1_output_0'" \
 	"$gm/add_relu.onnx" -o "$tmp/m.rkml" --dataset "$gm/dataset.txt"
+# A Softmax after the NPU runs on the CPU; a Sigmoid there is refused.
+n=$((n + 1))
+if "$conv" "$gm/softmax.onnx" -o "$gm/s.rkml" --dataset "$gm/dataset.txt" --batch 3 \
+	> "$tmp/out" 2>&1 && grep -q "10 out (float32: a softmax on the CPU)" "$tmp/out" &&
+	"$info" --model "$gm/s.rkml" > "$tmp/info" 2>&1 && grep -Eq "^RK3588: +[0-9]+ tasks" "$tmp/info"; then
+	echo "ok $n - rkaccel-convert: a classifier's Softmax runs on the CPU after the NPU; the graph compiles"
+else
+	echo "not ok $n - rkaccel-convert: the softmax model as a 3.0 graph:"
+	cat "$tmp/out" "$tmp/info" 2>/dev/null | sed 's/^/#   /' | head -n 12
+	rc=1
+fi
+t "a Sigmoid after the NPU" 1 \
+	"node '/tail/Sigmoid' \(Sigmoid\): runs on the CPU, but the NPU model format 3.0 has softmax and dequantize only there" \
+	"$gm/sigmoid.onnx" -o "$tmp/m.rkml" --dataset "$gm/dataset.txt"
 t "a concat input of 16 channels before the last" 1 \
 	"node '/Concat' \(Concat\): input '/Relu_output_0' has 16 channels at offset 0: every input but the last needs a multiple of 32" \
 	"$refs/concat/concat_bad.onnx" -o "$tmp/m.rkml" --dataset "$refs/concat/dataset.txt"
@@ -259,4 +275,11 @@ t "a concat input of 16 channels before the last" 1 \
 RKACCEL_CONVERT_LIB=$build/convert/libconvert.so \
 	RKACCEL_LIB=$build/$(dpkg --print-architecture)/lib/librkaccel.so.2 PYTHONPATH=python \
 	/usr/bin/python3 python/tests/test_toolkit.py "$conv" $((n + 1)) || rc=1
+# The softmax models through the whole flow (lib/convert/tests/softmax_int8.c):
+# bit-exact with the graph reference, close to float. Its own TAP stream.
+echo "# softmax_int8 ($build/convert)"
+"$build/convert/softmax_int8" "$gm" softmax softmax11 seg_softmax || rc=1
+echo "# softmax_int8 under ASan/UBSan ($build/convert-san)"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	"$build/convert-san/softmax_int8" "$gm" softmax seg_softmax || rc=1
 exit $rc

@@ -32,9 +32,9 @@ LIB_SRCS := $(wildcard $(SRC_DIR)/*.c)
 LIB_OBJS := $(patsubst $(SRC_DIR)/%.c,$(OUT)/obj/%.o,$(LIB_SRCS)) $(OUT)/obj/onnx.pb-c.o
 MODEL_SRCS := $(wildcard $(TOP)/lib/model/*.c)
 MODEL_OBJS := $(patsubst $(TOP)/lib/model/%.c,$(OUT)/obj/model/%.o,$(MODEL_SRCS))
-# digits_int8, tv_ref and concat_int8 are GPL-2.0 (they run the selftests' CPU
-# references): programs of their own.
-TEST_SRCS := $(filter-out %/digits_int8.c %/tv_ref.c %/concat_int8.c,\
+# digits_int8, tv_ref, concat_int8 and softmax_int8 are GPL-2.0 (they run the
+# selftests' CPU references): programs of their own.
+TEST_SRCS := $(filter-out %/digits_int8.c %/tv_ref.c %/concat_int8.c %/softmax_int8.c,\
 	$(wildcard $(SRC_DIR)/tests/*.c))
 LIBS_CV := $(OUT)/libconvert.a $(MODEL_OBJS) -lprotobuf-c -lpng -ljpeg -lm -pthread
 
@@ -44,7 +44,7 @@ LIBS_CV := $(OUT)/libconvert.a $(MODEL_OBJS) -lprotobuf-c -lpng -ljpeg -lm -pthr
 PIC_OBJS := $(patsubst $(OUT)/obj/%,$(OUT)/pic/%,$(LIB_OBJS) $(MODEL_OBJS))
 CFLAGS_PIC := -fPIC -fvisibility=hidden
 
-all: $(OUT)/libconvert.a $(OUT)/convert_test $(OUT)/digits_int8 $(OUT)/tv_ref $(OUT)/concat_int8 \
+all: $(OUT)/libconvert.a $(OUT)/convert_test $(OUT)/digits_int8 $(OUT)/tv_ref $(OUT)/concat_int8 $(OUT)/softmax_int8 \
 	$(OUT)/rkaccel-convert
 ifneq ($(SAN),1)
 all: $(OUT)/libconvert.so $(OUT)/libconvert-host.so
@@ -107,6 +107,10 @@ $(OUT)/digits_int8: $(SRC_DIR)/tests/digits_int8.c $(OUT)/libconvert.a $(MODEL_O
 	$(CC) $(CFLAGS_CV) -I$(TOP)/selftests $(LDFLAGS_CV) -o $@ $< $(LIBS_CV)
 
 $(OUT)/concat_int8: $(SRC_DIR)/tests/concat_int8.c $(OUT)/libconvert.a $(MODEL_OBJS) \
+		$(wildcard $(SRC_DIR)/*.h) $(wildcard $(TOP)/selftests/*_ref.h)
+	$(CC) $(CFLAGS_CV) -I$(TOP)/selftests $(LDFLAGS_CV) -o $@ $< $(LIBS_CV)
+
+$(OUT)/softmax_int8: $(SRC_DIR)/tests/softmax_int8.c $(OUT)/libconvert.a $(MODEL_OBJS) \
 		$(wildcard $(SRC_DIR)/*.h) $(wildcard $(TOP)/selftests/*_ref.h)
 	$(CC) $(CFLAGS_CV) -I$(TOP)/selftests $(LDFLAGS_CV) -o $@ $< $(LIBS_CV)
 

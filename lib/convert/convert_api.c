@@ -33,9 +33,11 @@ static int save(const struct cv_graph *g, const struct cv_lowered *lw, unsigned 
 	if (lw->is_graph) {
 		const struct rkaccel_graph_tensor *o = &lw->g3.tensors[lw->g3.outputs[0]];
 
-		snprintf(msg, msg_len, "%u nodes (a graph: format 3.0), %ux%ux%u int8 in, %u out%s%s",
+		snprintf(msg, msg_len, "%u nodes (a graph: format 3.0), %ux%ux%u int8 in, %u out%s%s%s",
 			 lw->g3.desc.num_nodes, (unsigned int)lw->in_h, (unsigned int)lw->in_w,
-			 (unsigned int)lw->in_c, o->dims[o->n_dims - 1], note[0] ? "\n" : "", note);
+			 (unsigned int)lw->in_c, o->dims[o->n_dims - 1],
+			 o->type == RKACCEL_DTYPE_FLOAT32 ? " (float32: a softmax on the CPU)" : "",
+			 note[0] ? "\n" : "", note);
 		return 0;
 	}
 	snprintf(msg, msg_len, "%u layers, %ux%ux%u int8 in, %u out%s%s", lw->desc.num_layers,

@@ -27,6 +27,13 @@
  * - Flatten/Reshape of [1, C, 1, 1] to [1, C]: the same 3.0 tensor.
  * - A Conv or FullyConnected that makes a graph output writes its int32
  *   accumulator, as the chain's last layer does.
+ * - Softmax placed on the CPU (after the last NPU node): a softmax node of
+ *   the format along the NHWC axis of ONNX's; fed by a Conv or
+ *   FullyConnected, that one writes its int32 accumulator and a dequantize
+ *   node ('<name>:dequantized') comes between, so the logits are not cut
+ *   to int8 before the softmax. The runtime runs both on the CPU
+ *   (rkaccel_model_output_op()). Sigmoid on the CPU is refused: the format
+ *   has no CPU op for it.
  *
  * Anything else gets one message naming its node; all are reported at once.
  */
@@ -185,14 +192,27 @@ static int set_weights(struct lg *lg, int idx, struct rkaccel_graph_node *gn, in
 	return 0;
 }
 
-/* The output of a conv or fc: int32 (an Add's accumulator, a graph output) or int8. */
+/* Whether tensor @t is read by one node, a Softmax placed on the CPU. */
+static bool feeds_cpu_softmax(const struct cv_graph *g, int t)
+{
+	int first;
+
+	return cv_graph_consumers(g, t, &first) == 1 && g->nodes[first].op == CV_OP_SOFTMAX &&
+	       g->nodes[first].on_cpu && !g->tensors[t].is_output;
+}
+
+/*
+ * The output of a conv or fc: int32 (an Add's accumulator, a graph output,
+ * the logits of a CPU softmax) or int8.
+ */
 static int weighted_output(struct lg *lg, int idx, struct rkaccel_graph_node *gn)
 {
 	const struct cv_node *n = &lg->g->nodes[idx];
 	const struct cv_tensor *out = &lg->g->tensors[n->out[0]];
 	int first, t;
 
-	if (lg->acc[idx] || (out->is_output && !cv_graph_consumers(lg->g, n->out[0], &first))) {
+	if (lg->acc[idx] || (out->is_output && !cv_graph_consumers(lg->g, n->out[0], &first)) ||
+	    feeds_cpu_softmax(lg->g, n->out[0])) {
 		const struct rkaccel_graph_tensor *in = &lg->o->tensors[gn->inputs[0]];
 
 		t = new_tensor(lg, n->out[0], RKACCEL_DTYPE_INT32, n);
@@ -458,6 +478,87 @@ static int lower_flatten(struct lg *lg, int idx)
 	return 0;
 }
 
+/*
+ * ONNX's softmax axis of @x ([1, C, H, W] or [1, K]) as the NHWC tensor's,
+ * or -1. Before opset 13 the softmax spans every axis from it on: one
+ * format axis only when the others of them are 1.
+ */
+static int softmax_axis(const struct lg *lg, const struct cv_node *n, const struct cv_tensor *x)
+{
+	static const int nhwc[4] = { 0, 3, 1, 2 };
+	int a = cv_axis(cv_softmax_axis(lg->g, n), x->rank), last = lg->g->opset < 13 ?
+		x->rank - 1 : a, found = -1;
+
+	if (a < 1 || (x->rank != 4 && x->rank != 2))
+		return -1;
+	for (int k = a; k <= last; k++)
+		if (x->dims[k] > 1) {
+			if (found >= 0)
+				return -1;
+			found = k;
+		}
+	found = found < 0 ? a : found;
+	return x->rank == 4 ? nhwc[found] : found;
+}
+
+/* A 3.0 tensor with no ONNX tensor behind it: @like's shape, @type, "@like:@suffix". */
+static int extra_tensor(struct lg *lg, uint32_t like, uint32_t type, const char *suffix)
+{
+	struct cv_graph3 *o = lg->o;
+	uint32_t t = o->desc.num_tensors;
+	size_t len = strlen(o->tensors[like].name) + strlen(suffix) + 2;
+	char *name = malloc(len);
+
+	if (!name) {
+		cv_diag_add(lg->d, "out of memory");
+		return -1;
+	}
+	snprintf(name, len, "%s:%s", o->tensors[like].name, suffix);
+	o->names[t] = name;
+	o->tensors[t] = o->tensors[like];
+	o->tensors[t].name = name;
+	o->tensors[t].type = type;
+	o->tensors[t].scale = 0.0f;
+	o->tensors[t].zero_point = 0;
+	o->desc.num_tensors++;
+	return (int)t;
+}
+
+/* A Softmax after the last NPU node: the format's CPU softmax (a dequantize first on int32). */
+static int lower_cpu(struct lg *lg, int idx)
+{
+	const struct cv_node *n = &lg->g->nodes[idx];
+	const struct cv_tensor *x = &lg->g->tensors[n->in[0]];
+	int axis = softmax_axis(lg, n, x), t;
+	uint32_t src = (uint32_t)lg->map[n->in[0]];
+	struct rkaccel_graph_node *gn;
+
+	if (n->op != CV_OP_SOFTMAX) {
+		cv_diag_node(lg->d, n, "runs on the CPU, but the NPU model format 3.0 has softmax and dequantize only there");
+		return -1;
+	}
+	if (axis < 0) {
+		cv_diag_node(lg->d, n, "axis %lld of '%s' (opset %d) spans more than one axis longer than 1: the format's softmax takes one",
+			     (long long)cv_softmax_axis(lg->g, n), x->name, (int)lg->g->opset);
+		return -1;
+	}
+	if (lg->o->tensors[src].type == RKACCEL_DTYPE_INT32) {
+		t = extra_tensor(lg, src, RKACCEL_DTYPE_FLOAT32, "dequantized");
+		if (t < 0)
+			return -1;
+		gn = new_node(lg, RKACCEL_GOP_DEQUANTIZE, n->in, 1);
+		gn->output = (uint32_t)t;
+		gn = new_node(lg, RKACCEL_GOP_SOFTMAX, n->in, 1);
+		lg->o->edges[lg->o->n_edges - 1] = (uint32_t)t;
+	} else {
+		gn = new_node(lg, RKACCEL_GOP_SOFTMAX, n->in, 1);
+	}
+	gn->axis = (uint32_t)axis;
+	t = new_tensor(lg, n->out[0], RKACCEL_DTYPE_FLOAT32, n);
+	gn->output = (uint32_t)t;
+	return t < 0 ? -1 : 0;
+}
+
 static int lower_node(struct lg *lg, int idx)
 {
 	const struct cv_node *n = &lg->g->nodes[idx];
@@ -488,6 +589,11 @@ static int lower_node(struct lg *lg, int idx)
 	case CV_OP_FLATTEN:
 	case CV_OP_RESHAPE:
 		return lower_flatten(lg, idx);
+	case CV_OP_SOFTMAX:
+	case CV_OP_SIGMOID:
+		if (n->on_cpu)
+			return lower_cpu(lg, idx);
+		/* fall through */
 	default:
 		cv_diag_node(lg->d, n, "%s", n->on_cpu ?
 			     "runs on the CPU: not lowered to the NPU model format 3.0 yet" :
@@ -502,10 +608,11 @@ static int alloc_graph(const struct cv_graph *g, struct cv_graph3 *o)
 
 	for (int i = 0; i < g->n_nodes; i++)
 		edges += g->nodes[i].n_in;
-	o->tensors = calloc(g->n_tensors + 1, sizeof(*o->tensors));
-	o->names = calloc(g->n_tensors + 1, sizeof(*o->names));
-	o->nodes = calloc(g->n_nodes + 1, sizeof(*o->nodes));
-	o->edges = calloc(edges + 1, sizeof(*o->edges));
+	/* a CPU softmax may add a dequantize: a node, a tensor, an edge */
+	o->tensors = calloc(g->n_tensors + g->n_nodes + 1, sizeof(*o->tensors));
+	o->names = calloc(g->n_tensors + g->n_nodes + 1, sizeof(*o->names));
+	o->nodes = calloc(2 * g->n_nodes + 1, sizeof(*o->nodes));
+	o->edges = calloc(edges + g->n_nodes + 1, sizeof(*o->edges));
 	o->outputs = calloc(g->n_outputs + 1, sizeof(*o->outputs));
 	o->arrays = calloc(3 * g->n_nodes + 1, sizeof(*o->arrays));
 	return o->tensors && o->names && o->nodes && o->edges && o->outputs && o->arrays ? 0 : -1;

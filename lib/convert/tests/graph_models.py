@@ -11,7 +11,14 @@ samples ([1, 3, 16, 16]):
 - pool_pad.onnx: a padded max pool after a conv without activation (its
   zero point not -128): refused naming the node;
 - add_relu.onnx: an Add of two ReLU outputs (no convolution accumulator to
-  add into): refused naming the node.
+  add into): refused naming the node;
+- softmax.onnx (opset 13) and softmax11.onnx (opset 11: the softmax of a
+  [1, 10] row): a classifier ending in Softmax, placed on the CPU after the
+  NPU (the Gemm's int32 logits, a dequantize, the softmax); its head's
+  weights scaled up so that the probabilities are not near uniform;
+- seg_softmax.onnx: a per-pixel Softmax over the 8 channels of a 1x1
+  conv's [1, 8, 16, 16] output (the format's axis 3 of NHWC);
+- sigmoid.onnx: a classifier ending in Sigmoid: refused (no CPU sigmoid).
 """
 import os
 import sys
@@ -66,17 +73,47 @@ class AddRelu(torch.nn.Module):
         return self.fc(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(x, 1), 1))
 
 
+class Classifier(torch.nn.Module):
+    def __init__(self, tail):
+        super().__init__()
+        self.stem, self.conv = cbn(3, 16), cbn(16, 32)
+        self.fc, self.tail = torch.nn.Linear(32, 10), tail
+        with torch.no_grad():
+            self.fc.weight.mul_(12.0)
+
+    def forward(self, x):
+        x = torch.nn.functional.max_pool2d(torch.relu(self.stem(x)), 2)
+        x = torch.relu(self.conv(x))
+        return self.tail(self.fc(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(x, 1), 1)))
+
+
+class SegSoftmax(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem, self.cls = cbn(3, 16), torch.nn.Conv2d(16, 8, 1)
+        with torch.no_grad():
+            self.cls.weight.mul_(6.0)
+
+    def forward(self, x):
+        return torch.softmax(self.cls(torch.relu(self.stem(x))), dim=1)
+
+
 def main():
     torch.manual_seed(5)
     os.makedirs(OUT, exist_ok=True)
     x = torch.randn(8, 3, 16, 16)
-    for name, net in (("residual", Residual()), ("pool_pad", PoolPad()),
-                      ("add_relu", AddRelu())):
+    softmax = Classifier(torch.nn.Softmax(dim=1))
+    for name, net, opset in (("residual", Residual(), 13), ("pool_pad", PoolPad(), 13),
+                             ("add_relu", AddRelu(), 13), ("softmax", softmax, 13),
+                             ("softmax11", softmax, 11), ("seg_softmax", SegSoftmax(), 13),
+                             ("sigmoid", Classifier(torch.nn.Sigmoid()), 13)):
         net.train()
         with torch.no_grad():
             net(x)	# batch-norm statistics of the samples
         torch.onnx.export(net.eval(), x[:1], os.path.join(OUT, name + ".onnx"),
-                          opset_version=13, input_names=["image"], output_names=["logits"])
+                          opset_version=opset, input_names=["image"],
+                          output_names=["logits" if name in ("residual", "pool_pad", "add_relu")
+                                        else "prob"])
     with open(os.path.join(OUT, "dataset.txt"), "w") as f:
         for i in range(len(x)):
             np.save(os.path.join(OUT, "s%d.npy" % i), x[i:i + 1].numpy())
