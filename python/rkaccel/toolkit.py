@@ -79,7 +79,7 @@ class _HostInfo(ctypes.Structure):
         (n, ctypes.c_uint32) for n in ("out_h", "out_w", "out_c", "out_int32")] + [
         ("out_scale", ctypes.c_float), ("out_zp", ctypes.c_int32),
         ("channel_order", ctypes.c_uint32), ("n_ch", ctypes.c_uint32),
-        ("mean", ctypes.c_float * 4), ("std", ctypes.c_float * 4)]
+        ("mean", ctypes.c_float * 4), ("std", ctypes.c_float * 4), ("out_float", ctypes.c_uint32)]
 
 
 def _host_lib():
@@ -97,6 +97,7 @@ def _host_lib():
                 ("hr_info", None, [vp, ctypes.POINTER(_HostInfo)]),
                 ("hr_quantize", None, [vp, sz, ctypes.c_float, ctypes.c_int32, vp]),
                 ("hr_run", i, [vp, vp, vp]),
+                ("hr_output", i, [vp, vp, ctypes.c_uint32, vp]),
                 ("hr_run_layers", i, [vp, ctypes.c_uint32, ctypes.c_uint32, vp, vp]),
                 ("hr_analyse", i, [vp, cp, fp, fp, i, i, vp, vp, cp, cp, sz]),
                 ("hr_serialize", i, [vp, ctypes.POINTER(vp), ctypes.POINTER(sz)]),
@@ -192,7 +193,15 @@ class _Runtime:
                 rc = self.lib.hr_run(self.h, q[b].ctypes.data, raw[b].ctypes.data)
                 if rc:
                     raise RuntimeError("the host executor: %s" % os.strerror(-rc))
-        y = (raw.astype(np.float32) - (0 if i.out_int32 else i.out_zp)) * np.float32(i.out_scale)
+        if i.out_float:         # a softmax after the NPU: the runtime's floats
+            y = np.empty(raw.shape, np.float32)
+            raw = np.ascontiguousarray(raw)
+            rc = self.lib.hr_output(self.h, raw.ctypes.data, raw.shape[0], y.ctypes.data)
+            if rc:
+                raise RuntimeError("the model's CPU op: %s" % os.strerror(-rc))
+        else:
+            y = (raw.astype(np.float32) - (0 if i.out_int32 else i.out_zp)) * \
+                np.float32(i.out_scale)
         if i.out_h * i.out_w == 1:
             return y.reshape(q.shape[0], i.out_c)
         return y.reshape(q.shape[0], i.out_h, i.out_w, i.out_c)

@@ -3,7 +3,10 @@
 
 make(dir): two seeded CNNs over 3x16x16 RGB-or-BGR images, exported to ONNX
 with torch: 'fold.onnx' (first conv unpadded: the fold is exact) and
-'padded.onnx' (first conv padded: not folded, recorded for the runtime);
+'padded.onnx' (first conv padded: not folded, recorded for the runtime),
+and 'softmax.onnx' (padded's shape ending in Softmax, its head's weights
+scaled so that the probabilities are not near uniform: the softmax runs
+on the CPU after the NPU);
 20 calibration images as PNG (written here with zlib: no imaging package
 is needed) listed in dataset.txt, and 64 test images (uint8 NHWC RGB).
 float_outputs(model, pixels, mean, std, bgr): PyTorch on the normalised
@@ -63,11 +66,25 @@ class Net(torch.nn.Module):
         return self.fc(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(x, 1), 1))
 
 
+class SoftmaxNet(Net):
+    def __init__(self):
+        super().__init__(1)
+        with torch.no_grad():
+            self.fc.weight.mul_(12.0)
+
+    def forward(self, x):
+        return torch.softmax(super().forward(x), dim=1)
+
+
+def make_net(name):
+    return SoftmaxNet() if name == "softmax" else Net(0 if name == "fold" else 1)
+
+
 def make(d):
     torch.manual_seed(7)
     rng = np.random.default_rng(7)
-    for name, pad in (("fold", 0), ("padded", 1)):
-        net = Net(pad).eval()
+    for name in ("fold", "padded", "softmax"):
+        net = make_net(name).eval()
         torch.onnx.export(net, torch.zeros(1, 3, SIZE, SIZE), os.path.join(d, name + ".onnx"),
                           input_names=["image"], output_names=["logits"], opset_version=13)
         torch.save(net.state_dict(), os.path.join(d, name + ".pt"))
@@ -80,8 +97,8 @@ def make(d):
 
 
 def float_outputs(d, name, px, mean, std, bgr):
-    """PyTorch's logits for uint8 NHWC RGB @px, normalised as the toolkit does."""
-    net = Net(0 if name == "fold" else 1).eval()
+    """PyTorch's outputs for uint8 NHWC RGB @px, normalised as the toolkit does."""
+    net = make_net(name).eval()
     net.load_state_dict(torch.load(os.path.join(d, name + ".pt")))
     x = px.astype(np.float32)
     if bgr:

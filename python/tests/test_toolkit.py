@@ -7,8 +7,9 @@ usage: test_toolkit.py RKACCEL-CONVERT FIRST-TEST-NUMBER  (from the repository's
 The toolkit's flow (config, load_onnx, build, export_rknn) writes the bytes
 rkaccel-convert writes for the same options: with rknn_batch_size=3 the 3.0
 file, without it the 2.0 one. Refusals return -1 with an "E ..." line and
-build nothing. TAP lines numbered from FIRST-TEST-NUMBER (check-convert.sh
-prints the plan); exits 1 on a failure.
+build nothing. TAP lines numbered from FIRST-TEST-NUMBER, then the plan of
+the whole stream (check-convert.sh's tests before them included); exits 1
+on a failure.
 
 Then mean_values/std_values and quant_img_RGB2BGR (fold_models.py's seeded
 CNNs, 20 PNG calibration images, 64 test images): the int8 model run by
@@ -20,6 +21,14 @@ unpadded first conv the fold is done (a 2.0 file); with a padded one it is
 not (a 3.0 file recording mean/std, applied by the host runtime). Then
 load_rknn of the exported file gives the same outputs bit for bit,
 accuracy_analysis writes error_analysis.txt, and the refusals.
+
+Then a classifier ending in Softmax (fold_models.py's softmax.onnx): the
+Softmax runs on the CPU after the NPU, so inference() gives probabilities:
+against PyTorch's, top-1 agreement at least 95%, every probability within
+0.05, every row summing to 1 within 1e-5; accuracy_analysis covers its NPU
+layers (the softmax is float on both sides); load_rknn of the exported file
+gives them bit for bit, and a build with rknn_batch_size=3 gives each
+slice of a batch of 3 bit for bit as the batch-1 model does.
 """
 
 import contextlib
@@ -156,6 +165,49 @@ def fold_tests(tmp):
         r.release()
 
 
+def softmax_tests(tmp):
+    d = os.path.join(tmp, "fold")
+    px = np.load(os.path.join(d, "test.npy"))
+    got, text, r = fold_case(d, "softmax", False, px)
+    if got is None:
+        return
+    ref = fm.float_outputs(d, "softmax", px, fm.MEAN, fm.STD, False)
+    agree = float((got.argmax(1) == ref.argmax(1)).mean())
+    err = float(np.abs(got - ref).max())
+    sums = float(np.abs(got.sum(1) - 1).max())
+    said = "(float32: a softmax on the CPU)" in text
+    ok(agree >= 0.95 and err <= 0.05 and sums <= 1e-5 and said,
+       "Softmax on the CPU after the NPU: probabilities against PyTorch's: top-1 agreement "
+       "%.1f%%, largest error %.4f, row sums within %.1e" % (100 * agree, err, sums), text)
+    out = os.path.join(d, "snap-softmax")
+    rc, t2 = call(r.accuracy_analysis, inputs=[px[:1]], output_dir=out)
+    rows = []
+    if rc == 0:
+        with open(os.path.join(out, "error_analysis.txt")) as f:
+            rows = [ln.split() for ln in f if ln.strip() and ln[0] not in "#l"]
+    ok(rc == 0 and len(rows) == 4 and all(float(x[1]) >= 0.99 for x in rows),
+       "accuracy_analysis of the softmax model: its 4 NPU layers, cosine >= 0.99", t2)
+    r.release()
+    r2 = RKNN()
+    steps = [call(r2.load_rknn, os.path.join(d, "softmax-0.rkm")), call(r2.init_runtime)]
+    again = np.concatenate([r2.inference([px[i:i + 1]])[0] for i in range(8)])
+    r2.release()
+    ok([s[0] for s in steps] == [0, 0] and np.array_equal(again, got[:8]),
+       "load_rknn of the softmax file gives the same probabilities bit for bit",
+       "".join(s[1] for s in steps))
+    r3 = RKNN()
+    steps = [call(r3.config, mean_values=[fm.MEAN], std_values=[fm.STD]),
+             call(r3.load_onnx, os.path.join(d, "softmax.onnx")),
+             call(r3.build, dataset=os.path.join(d, "dataset.txt"), rknn_batch_size=3),
+             call(r3.init_runtime)]
+    b3 = [r3.inference([px[i:i + 3]])[0] for i in range(0, 9, 3)] if \
+        [s[0] for s in steps] == [0] * 4 else None
+    r3.release()
+    ok(b3 is not None and np.array_equal(np.concatenate(b3), got[:9]),
+       "rknn_batch_size=3: every slice's probabilities as the batch-1 model's, bit for bit",
+       "".join(s[1] for s in steps))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         same_as_tool(tmp, "b3", ["--batch", "3"], 3)
@@ -185,6 +237,7 @@ def main():
         refused("eval_perf on the host executor", "has no device time",
                 [load, build, ("init_runtime", {}), ("eval_perf", {})], tmp)
         fold_tests(tmp)
+        softmax_tests(tmp)
         refused("build before load_onnx", "load_onnx first", [build], tmp)
         refused("export before build", "build first",
                 [load, ("export_rknn", {"export_path": out})], tmp)
@@ -196,6 +249,7 @@ def main():
                 [("load_onnx", {"model": ONNX, "inputs": ["pixels"]})], tmp)
         refused("rknn_batch_size 65", "rknn_batch_size 65", [load, ("build", {
             "dataset": DATASET, "rknn_batch_size": 65})], tmp)
+    print("1..%d" % N)
     return 1 if FAILED else 0
 
 

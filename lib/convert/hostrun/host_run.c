@@ -2,7 +2,8 @@
 /*
  * libconvert-host.so: the toolkit's simulator for Python (init_runtime()
  * with no target, inference(), accuracy_analysis()). A model file (2.0, or
- * 3.0 lowered to its chain) runs on the selftests' CPU reference
+ * 3.0 lowered to its chain, a softmax after it run by hr_output()) runs on
+ * the selftests' CPU reference
  * (selftests/net_ref.h), which the simulated NPU matches bit for bit; GPL
  * like that reference, so a library of its own beside libconvert.so.
  * Per-layer analysis runs the ONNX graph in float beside it: layer i is the
@@ -37,6 +38,7 @@ struct hr_info {
 	int32_t out_zp;
 	uint32_t channel_order, n_ch;	/* not folded: the runtime's normalisation */
 	float mean[CV_NORM_MAX_CH], std[CV_NORM_MAX_CH];
+	uint32_t out_float;	/* a CPU op after the NPU: hr_output() gives the floats */
 };
 
 /* A 3.0 graph as its chain; its mean/std and channel order kept aside. */
@@ -131,6 +133,7 @@ EXPORT void hr_info(void *hp, struct hr_info *i)
 		.out_int32 = !!(last->flags & RKACCEL_LAYER_OUT_INT32),
 		.out_scale = last->out_scale, .out_zp = last->out_zero_point,
 		.channel_order = h->channel_order, .n_ch = h->n_ch,
+		.out_float = !rkaccel_model_output_op(h->m, &(struct rkaccel_output_op){ 0 }),
 	};
 	memcpy(i->mean, h->mean, sizeof(h->mean));
 	memcpy(i->std, h->std, sizeof(h->std));
@@ -190,6 +193,19 @@ EXPORT int hr_run(void *hp, const int8_t *in, void *out)
 {
 	return hr_run_layers(hp, 0, rkaccel_model_desc(((struct hr_model *)hp)->m)->num_layers,
 			     in, out);
+}
+
+/*
+ * The model's CPU op after the NPU (a softmax, a dequantize) on @count
+ * slices of hr_run()'s output @raw into @dst: what the runtime gives.
+ * -ENOENT when the model has none.
+ */
+EXPORT int hr_output(void *hp, const void *raw, uint32_t count, float *dst)
+{
+	struct rkaccel_output_op op;
+	int ret = rkaccel_model_output_op(((struct hr_model *)hp)->m, &op);
+
+	return ret ? ret : rkaccel_output_op_run(&op, raw, count, dst);
 }
 
 /* --- float against int8, per layer -------------------------------------------- */
@@ -327,6 +343,8 @@ EXPORT int hr_analyse(void *hp, const char *onnx, const float *mean, const float
 	if (!order || !r.keep || !xin || !outs[0] || !a.ft || !a.qf)
 		goto oom;
 	count = cv_graph_topo_order(g, order, &diag);
+	while (count > 0 && g->nodes[order[count - 1]].on_cpu)
+		count--;	/* a softmax after the NPU: the layers are the nodes before */
 	if (count != (int)d->num_layers || g->n_outputs != 1) {
 		cv_diag_add(&diag, "%s has %d nodes after the passes, the model %u layers: not the model's ONNX file?",
 			    onnx, count, d->num_layers);
