@@ -17,8 +17,8 @@
 #include "rkaccel_regs.h"
 
 static unsigned int timeout_ms = 500;
-module_param(timeout_ms, uint, 0444);
-MODULE_PARM_DESC(timeout_ms, "A job that makes no progress for this long is hung, ms (default 500)");
+module_param(timeout_ms, uint, 0644);
+MODULE_PARM_DESC(timeout_ms, "A job that makes no progress for this long is hung, ms (default 500; writable, read at each look)");
 
 static unsigned int max_job_ms = 30000;
 module_param(max_job_ms, uint, 0644);
@@ -66,11 +66,17 @@ static u32 rkaccel_core_tasks_done(struct rkaccel_core *core)
 	       GENMASK(soc->task_number_bits - 1, 0);
 }
 
+/* The hang timeout now: writable at run time, never 0 (a watchdog that spins). */
+static u32 rkaccel_timeout_ms(void)
+{
+	return max(READ_ONCE(timeout_ms), 1u);
+}
+
 /* Under the job lock: look at the job on the core again in one timeout. */
 void rkaccel_core_watch(struct rkaccel_core *core)
 {
 	lockdep_assert_held(&core->job_lock);
-	mod_delayed_work(system_wq, &core->watchdog, msecs_to_jiffies(timeout_ms));
+	mod_delayed_work(system_wq, &core->watchdog, msecs_to_jiffies(rkaccel_timeout_ms()));
 }
 
 /*
@@ -83,15 +89,15 @@ void rkaccel_core_watch(struct rkaccel_core *core)
 static bool rkaccel_core_job_hung(struct rkaccel_core *core, struct rkaccel_job *job)
 {
 	s64 held = ktime_ms_delta(ktime_get(), job->start);
+	u32 timeout = rkaccel_timeout_ms();
 	u64 mark;
 
-	if (held < timeout_ms) {
-		mod_delayed_work(system_wq, &core->watchdog,
-				 msecs_to_jiffies(timeout_ms - held));
+	if (held < timeout) {
+		mod_delayed_work(system_wq, &core->watchdog, msecs_to_jiffies(timeout - held));
 		return false;
 	}
 	mark = ((u64)job->next_task << 32) | rkaccel_core_tasks_done(core);
-	if (mark != job->progress && held < max(READ_ONCE(max_job_ms), timeout_ms)) {
+	if (mark != job->progress && held < max(READ_ONCE(max_job_ms), timeout)) {
 		job->progress = mark;
 		rkaccel_core_watch(core);
 		return false;

@@ -69,10 +69,13 @@ int rkaccel_output_op_run(const struct rkaccel_output_op *op, const void *src, u
 		dst[k] = dequant_one(op, src, k);
 	if (!(op->flags & RKACCEL_OUTPUT_SOFTMAX))
 		return 0;
-	for (size_t s = 0; s < count; s++)
+	for (size_t s = 0; s < count; s++) {
+		float *x = dst + s * slice;
+
 		for (uint32_t o = 0; o < op->outer; o++)
 			for (uint32_t i = 0; i < op->inner; i++)
-				softmax_line(dst + s * slice + (size_t)o * op->axis_len * op->inner + i,
+				softmax_line(x + (size_t)o * op->axis_len * op->inner + i,
 					     op->axis_len, op->inner);
+	}
 	return 0;
 }
