@@ -227,16 +227,23 @@ t "an image of the wrong size" 1 "small.txt:2: $fold/small.png: image 9x9 with 3
 gm=$tmp/graph
 /usr/bin/python3 lib/convert/tests/graph_models.py "$gm" > "$tmp/gm.log" 2>&1 ||
 	{ echo "Bail out! graph_models.py failed:"; tail -n 5 "$tmp/gm.log"; exit 1; }
-n=$((n + 1))
-if "$conv" "$gm/residual.onnx" -o "$gm/r.rkml" --dataset "$gm/dataset.txt" --batch 3 \
-	> "$tmp/out" 2>&1 && grep -q "12 nodes (a graph: format 3.0)" "$tmp/out" &&
-	"$info" --model "$gm/r.rkml" > "$tmp/info" 2>&1 && grep -Eq "^RK3588: +[0-9]+ tasks" "$tmp/info"; then
-	echo "ok $n - rkaccel-convert: residual adds, ReLU6 and a padded max pool give a 3.0 graph that compiles"
-else
-	echo "not ok $n - rkaccel-convert: the residual model as a 3.0 graph:"
-	cat "$tmp/out" "$tmp/info" 2>/dev/null | sed 's/^/#   /' | head -n 12
-	rc=1
-fi
+# compiles WHAT ONNX FILE SAYS: --batch 3 writes FILE, the summary says SAYS,
+# and rkaccel-info compiles it for the RK3588.
+compiles() {
+	local what=$1 onnx=$2 file=$3 says=$4
+	n=$((n + 1))
+	if "$conv" "$onnx" -o "$file" --dataset "$gm/dataset.txt" --batch 3 > "$tmp/out" 2>&1 &&
+		grep -q "$says" "$tmp/out" && "$info" --model "$file" > "$tmp/info" 2>&1 &&
+		grep -Eq "^RK3588: +[0-9]+ tasks" "$tmp/info"; then
+		echo "ok $n - rkaccel-convert: $what"
+	else
+		echo "not ok $n - rkaccel-convert: $what:"
+		cat "$tmp/out" "$tmp/info" 2>/dev/null | sed 's/^/#   /' | head -n 12
+		rc=1
+	fi
+}
+compiles "residual adds, ReLU6 and a padded max pool give a 3.0 graph that compiles" \
+	"$gm/residual.onnx" "$gm/r.rkml" "12 nodes (a graph: format 3.0)"
 n=$((n + 1))
 if ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	"$build/convert-san/rkaccel-convert" "$gm/residual.onnx" -o "$gm/r2.rkml" \
@@ -253,16 +260,8 @@ t "a padded max pool at zero point other than -128" 1 \
 t "an Add of two ReLU outputs" 1 "node '/Add' \(Add\): neither '/Relu_output_0' nor '/Relu_1_output_0'" \
 	"$gm/add_relu.onnx" -o "$tmp/m.rkml" --dataset "$gm/dataset.txt"
 # A Softmax after the NPU runs on the CPU; a Sigmoid there is refused.
-n=$((n + 1))
-if "$conv" "$gm/softmax.onnx" -o "$gm/s.rkml" --dataset "$gm/dataset.txt" --batch 3 \
-	> "$tmp/out" 2>&1 && grep -q "10 out (float32: a softmax on the CPU)" "$tmp/out" &&
-	"$info" --model "$gm/s.rkml" > "$tmp/info" 2>&1 && grep -Eq "^RK3588: +[0-9]+ tasks" "$tmp/info"; then
-	echo "ok $n - rkaccel-convert: a classifier's Softmax runs on the CPU after the NPU; the graph compiles"
-else
-	echo "not ok $n - rkaccel-convert: the softmax model as a 3.0 graph:"
-	cat "$tmp/out" "$tmp/info" 2>/dev/null | sed 's/^/#   /' | head -n 12
-	rc=1
-fi
+compiles "a classifier's Softmax runs on the CPU after the NPU; the graph compiles" \
+	"$gm/softmax.onnx" "$gm/s.rkml" "10 out (float32: a softmax on the CPU)"
 t "a Sigmoid after the NPU" 1 \
 	"node '/tail/Sigmoid' \(Sigmoid\): runs on the CPU, but the NPU model format 3.0 has softmax and dequantize only there" \
 	"$gm/sigmoid.onnx" -o "$tmp/m.rkml" --dataset "$gm/dataset.txt"
