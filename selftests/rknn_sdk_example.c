@@ -128,15 +128,21 @@ static int check(const char *what, const unsigned char *out, const unsigned char
  * attribute made NHWC of the model's type in memory of its
  * size_with_stride, the output attribute made FLOAT32 in memory of n_elems
  * floats, one rknn_run. Every float must be the expected byte dequantized
- * with the output's scale and zero point.
+ * with the output's scale and zero point (a FLOAT32 output, a softmax on
+ * the CPU after the NPU: the expected float itself).
  */
 static float expected_float(const rknn_tensor_attr *a, rknn_tensor_type type,
 			    const unsigned char *expect, size_t i)
 {
 	int32_t q;
+	float f;
 
 	if (type == RKNN_TENSOR_INT8)
 		return (float)((signed char)expect[i] - a->zp) * a->scale;
+	if (type == RKNN_TENSOR_FLOAT32) {	/* a softmax after the NPU: floats already */
+		memcpy(&f, expect + i * sizeof(f), sizeof(f));
+		return f;
+	}
 	memcpy(&q, expect + i * sizeof(q), sizeof(q));
 	return (float)q * a->scale;	/* int32 accumulators: zero point 0 */
 }
@@ -236,7 +242,8 @@ static int run_file_batch(rknn_context ctx, const rknn_tensor_attr *in_attr,
 		bad = check("file_batch", bout.buf, expect, batch, out_attr->size / batch, tap);
 	}
 	rknn_outputs_release(ctx, 1, &bout);
-	if (out_attr->type == RKNN_TENSOR_INT8 || out_attr->type == RKNN_TENSOR_INT32)
+	if (out_attr->type == RKNN_TENSOR_INT8 || out_attr->type == RKNN_TENSOR_INT32 ||
+	    out_attr->type == RKNN_TENSOR_FLOAT32)
 		bad |= run_create_mem(ctx, in_attr, in, expect, tap);
 	if (expect)
 		printf("1..%u\n", *tap);

@@ -3,7 +3,9 @@
  * rkaccel-run: run a model file on the NPU with a batch size, print which
  * core ran each batch slice and how long it took, optionally compare each
  * slice with an expected output; with --dump-layers, every layer's output
- * against the CPU reference (layer_dump.h).
+ * against the CPU reference (layer_dump.h). A 3.0 file whose graph ends in
+ * a CPU op (softmax, dequantize) gives that op's float32 output, as the
+ * library's rkaccel_output_op_run() computes it.
  */
 
 #include <errno.h>
@@ -39,7 +41,8 @@ static void usage(FILE *f)
 		"a format 3.0 file runs its own batch, and B, if given, must equal it).\n"
 		"  --input FILE    row-major int8 input of the whole batch (B x rows x features)\n"
 		"  --seed N        without --input: pseudo-random input from N (default 1)\n"
-		"  --output FILE   write the row-major output of the whole batch\n"
+		"  --output FILE   write the row-major output of the whole batch (float32 when\n"
+		"                  the graph ends in a softmax or dequantize on the CPU)\n"
 		"  --expect FILE   compare each slice's output with FILE; exit 1 on a mismatch\n"
 		"  --dump-layers DIR  run image by image with every tensor kept, write each\n"
 		"                  layer's output to DIR/IMAGE/ and compare it with the CPU\n"
@@ -192,6 +195,11 @@ struct run {
 	int8_t *in;
 	uint8_t *out, *expect;
 	size_t in_size, out_size;
+	/* the model's CPU op after the NPU: its floats are the output */
+	struct rkaccel_output_op op;
+	bool cpu_op;
+	float *res;
+	size_t res_size;	/* of the output: the floats, or the NPU's bytes */
 	FILE *input, *expect_f, *output;
 };
 
@@ -203,6 +211,7 @@ static void run_free(struct run *r)
 	rkaccel_close(r->dev);
 	free(r->in);
 	free(r->out);
+	free(r->res);
 	free(r->expect);
 	if (r->input)
 		fclose(r->input);
@@ -336,10 +345,13 @@ static int prepare(struct options *o, struct run *r)
 		return fail("batch", ret);
 	r->in_size = rkaccel_ctx_input_size(r->ctx) * (o->dump ? o->batch : 1);
 	r->out_size = rkaccel_ctx_output_size(r->ctx) * (o->dump ? o->batch : 1);
+	r->cpu_op = !rkaccel_model_output_op(r->model, &r->op);
+	r->res_size = r->cpu_op ? r->out_size / r->op.in_bytes * sizeof(float) : r->out_size;
 	r->in = malloc(r->in_size);
 	r->out = malloc(r->out_size);
-	r->expect = o->expect ? malloc(r->out_size) : NULL;
-	if (!r->in || !r->out || (o->expect && !r->expect))
+	r->res = r->cpu_op ? malloc(r->res_size) : NULL;
+	r->expect = o->expect ? malloc(r->res_size) : NULL;
+	if (!r->in || !r->out || (r->cpu_op && !r->res) || (o->expect && !r->expect))
 		return fail("memory", -ENOMEM);
 	if (o->input)
 		ret = read_exact(r->input, o->input, r->in, r->in_size);
@@ -347,7 +359,7 @@ static int prepare(struct options *o, struct run *r)
 		fill_random(r->in, r->in_size, o->seed);
 	r->input = NULL;
 	if (!ret && o->expect) {
-		ret = read_exact(r->expect_f, o->expect, r->expect, r->out_size);
+		ret = read_exact(r->expect_f, o->expect, r->expect, r->res_size);
 		r->expect_f = NULL;
 	}
 	return ret ? 1 : 0;
@@ -373,6 +385,18 @@ static void print_header(const struct options *o, const struct run *r)
 	       info.backend == DRM_RKACCEL_BACKEND_SIM ? "simulated" : "silicon", info.num_cores);
 	printf("batch:    %u on %u contexts (weights held once)\n", o->batch,
 	       rkaccel_ctx_copies(r->ctx) + 1);
+	if (r->cpu_op)
+		printf("output:   float32 of a %s on the CPU after the NPU\n",
+		       r->op.flags & RKACCEL_OUTPUT_SOFTMAX ? "softmax" : "dequantize");
+}
+
+/* The batch's output as the model gives it: the NPU's bytes, or its CPU op's floats. */
+static const uint8_t *model_output(const struct options *o, struct run *r)
+{
+	if (!r->cpu_op)
+		return r->out;
+	rkaccel_output_op_run(&r->op, r->out, o->batch, r->res);
+	return (const uint8_t *)r->res;
 }
 
 /* One layer of one image: NPU bytes written, compared; returns 1 when they differ. */
@@ -471,16 +495,17 @@ static int run_dump(const struct options *o, struct run *r)
 /* After a dump: --expect against the outputs of the images, --output written. */
 static int dump_outputs(const struct options *o, struct run *r)
 {
-	size_t out1 = r->out_size / o->batch;
+	size_t out1 = r->res_size / o->batch;
+	const uint8_t *out = model_output(o, r);
 	uint32_t differ = 0;
 	int bad = 0, ret;
 
 	for (uint32_t img = 0; r->expect && img < o->batch; img++)
-		differ += !!memcmp(r->out + img * out1, r->expect + img * out1, out1);
+		differ += !!memcmp(out + img * out1, r->expect + img * out1, out1);
 	if (r->expect)
 		printf("expect:   %s\n", differ ? "MISMATCH" : "every image's output bit-exact");
 	if (r->output) {
-		ret = write_all(r->output, r->out, r->out_size);
+		ret = write_all(r->output, out, r->res_size);
 		r->output = NULL;
 		if (ret)
 			bad = fail(o->output, ret);
@@ -491,6 +516,7 @@ static int dump_outputs(const struct options *o, struct run *r)
 int main(int argc, char **argv)
 {
 	struct run r = { 0 };
+	const uint8_t *out;
 	struct options o;
 	uint64_t t0, t1;
 	int ret, bad;
@@ -519,10 +545,11 @@ int main(int argc, char **argv)
 		run_free(&r);
 		return fail("run", ret);
 	}
-	bad = print_slices(r.ctx, o.batch, r.out, r.expect, r.out_size);
+	out = model_output(&o, &r);
+	bad = print_slices(r.ctx, o.batch, out, r.expect, r.res_size);
 	printf("total:    %u slices in %llu us\n", o.batch, (unsigned long long)((t1 - t0) / 1000));
 	if (r.output) {
-		ret = write_all(r.output, r.out, r.out_size);
+		ret = write_all(r.output, out, r.res_size);
 		r.output = NULL;
 		if (ret)
 			bad = fail(o.output, ret);
