@@ -546,13 +546,11 @@ static int lower_cpu(struct lg *lg, int idx)
 		t = extra_tensor(lg, src, RKACCEL_DTYPE_FLOAT32, "dequantized");
 		if (t < 0)
 			return -1;
-		gn = new_node(lg, RKACCEL_GOP_DEQUANTIZE, n->in, 1);
-		gn->output = (uint32_t)t;
-		gn = new_node(lg, RKACCEL_GOP_SOFTMAX, n->in, 1);
-		lg->o->edges[lg->o->n_edges - 1] = (uint32_t)t;
-	} else {
-		gn = new_node(lg, RKACCEL_GOP_SOFTMAX, n->in, 1);
+		new_node(lg, RKACCEL_GOP_DEQUANTIZE, n->in, 1)->output = (uint32_t)t;
+		src = (uint32_t)t;	/* the softmax reads the dequantized logits */
 	}
+	gn = new_node(lg, RKACCEL_GOP_SOFTMAX, n->in, 1);
+	lg->o->edges[lg->o->n_edges - 1] = src;
 	gn->axis = (uint32_t)axis;
 	t = new_tensor(lg, n->out[0], RKACCEL_DTYPE_FLOAT32, n);
 	gn->output = (uint32_t)t;
