@@ -13,7 +13,8 @@ run adds its rk3576.* ones, scripts/bench-convert.sh's log the convert.*
 ones, rkaccel-bench --host-io's the host.* ones and, from them and the
 RK3588 run's net.mobilenetv2.ms_1ghz, host.mobilenet_v2.b3_fraction: the
 host's work around a batch-3 inference over its device time (three images
-on three cores: one image's time). Every figure is the median of interleaved
+on three cores: one image's time), on one thread, and b3_slice_fraction:
+its slowest slice's (a run gives each slice its own thread) over the same. Every figure is the median of interleaved
 rounds: <figure>, <figure>.min and <figure>.max. The check does not judge timings; a figure whose median
 is above its ideal (<figure>.over_ideal) is named on stderr as a
 measurement error when merging.
@@ -34,14 +35,19 @@ NET_REQUIRED = [f"net.{n}.{f}" for n in NETS for f in NET_FIGURES]
 # scripts/bench-convert.sh on the host (its own log, 3 rounds)
 CONVERT_REQUIRED = [f"convert.mobilenet_v2.{a}_s" for a in ("normal", "mmse", "kl_divergence")]
 # rkaccel-bench --host-io on the host, and its share of the device time (issue 27, item 8)
-HOST_REQUIRED = ["host.mobilenet_v2.b3_us", "host.mobilenet_v2.b3_fraction"]
+HOST_REQUIRED = ["host.mobilenet_v2.b3_us", "host.mobilenet_v2.b3_fraction",
+                 "host.mobilenet_v2.b3_slice_us", "host.mobilenet_v2.b3_slice_fraction"]
 
 
 def host_fraction(merged):
-    """The host's microseconds per batch-3 inference over one image's device time."""
+    """The host's microseconds per batch-3 inference (one thread; the slowest
+    slice) over one image's device time."""
     dev_us = merged["net.mobilenetv2.ms_1ghz"] * 1000
     for s in ("", ".min", ".max"):
         merged["host.mobilenet_v2.b3_fraction" + s] = merged["host.mobilenet_v2.b3_us" + s] / dev_us
+        if "host.mobilenet_v2.b3_slice_us" + s in merged:
+            merged["host.mobilenet_v2.b3_slice_fraction" + s] = \
+                merged["host.mobilenet_v2.b3_slice_us" + s] / dev_us
 
 
 def figures(path):

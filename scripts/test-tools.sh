@@ -151,6 +151,8 @@ t "bench --host-io --nets" 2 "exclude each other" "$bench" --host-io --nets
 # (its figures go to stdout: sent to stderr for t's match)
 t "bench --host-io (no device)" 0 '"host.mobilenet_v2.b3_us": [0-9]' \
 	sh -c '"$0" --host-io --rounds 5 >&2' "$bench"
+t "bench --host-io: the slowest slice" 0 '"host.mobilenet_v2.b3_slice_us": [0-9]' \
+	sh -c '"$0" --host-io --rounds 5 >&2' "$bench"
 t "info FIFO" 1 "No such device" "$info" "$fifo"
 
 # rkaccel-info --model: a 2.0 network shown as its 3.0 graph, errors named.

@@ -2,7 +2,8 @@
 /*
  * librkaccel contexts: every batch slice bit-exact against the slice run
  * alone, slices on different cores at once, weights held once across
- * duplicates, argument checks, and no BO or context left behind.
+ * duplicates, pixels quantized on each slice's thread as the int8 run,
+ * argument checks, and no BO or context left behind.
  */
 
 #include <pthread.h>
@@ -244,6 +245,47 @@ TEST_F(ctxl, bad_arguments)
 	EXPECT_EQ(-EINVAL, rkaccel_ctx_create(self->dev, self->model, 1u << 31, &self->one));
 	EXPECT_EQ(NULL, self->one);
 	EXPECT_EQ(-EINVAL, rkaccel_ctx_dup(NULL, &self->one));
+}
+
+/*
+ * rkaccel_ctx_run_u8() at batch 3 gives, slice by slice, what
+ * rkaccel_ctx_run() gives for the bytes rkaccel_quantize_u8() makes, on
+ * both of its paths (scale 1 / zero point -128 flips a bit, others go
+ * through a table); and it refuses what rkaccel_ctx_run() refuses, and a
+ * scale not above 0.
+ */
+TEST_F(ctxl, run_u8_is_quantize_then_run)
+{
+	static const float scales[] = { 1.0f, 0.75f };
+	static const int32_t zps[] = { -128, 5 };
+	size_t is, os;
+	uint8_t *px;
+
+	ASSERT_EQ(0, rkaccel_ctx_create(self->dev, self->model, 0, &self->ctx));
+	ASSERT_EQ(0, rkaccel_ctx_set_batch(self->ctx, 3));
+	ASSERT_EQ(0, alloc_io(self, 77));
+	is = rkaccel_ctx_input_size(self->ctx);
+	os = rkaccel_ctx_output_size(self->ctx);
+	px = malloc(is);
+	ASSERT_NE(NULL, px);
+	for (size_t i = 0; i < is; i++)
+		px[i] = (uint8_t)(i * 2654435761u >> 24);
+	for (int k = 0; k < 2; k++) {
+		rkaccel_quantize_u8(px, is, scales[k], zps[k], self->in);
+		ASSERT_EQ(0, run_all(self));
+		memset(self->ref, 0x5a, os);
+		ASSERT_EQ(0, rkaccel_ctx_run_u8(self->ctx, px, is, scales[k], zps[k], self->ref,
+						os));
+		EXPECT_EQ(0, memcmp(self->out, self->ref, os)) TH_LOG("scale %g zp %d", scales[k],
+								      zps[k]);
+	}
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_run_u8(self->ctx, px, is - 1, 1.0f, -128, self->out, os));
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_run_u8(self->ctx, px, is, 1.0f, -128, self->out, os + 1));
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_run_u8(self->ctx, NULL, is, 1.0f, -128, self->out, os));
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_run_u8(self->ctx, px, is, 1.0f, -128, NULL, os));
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_run_u8(self->ctx, px, is, 0.0f, -128, self->out, os));
+	EXPECT_EQ(-EINVAL, rkaccel_ctx_run_u8(NULL, px, is, 1.0f, -128, self->out, os));
+	free(px);
 }
 
 /* TCG guests are slow: a job takes a few ms to come back from the simulator. */

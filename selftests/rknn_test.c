@@ -1462,6 +1462,54 @@ static void expect_nhwc_attr(struct __test_metadata *_metadata, const rknn_tenso
 }
 
 /*
+ * The batch of @ctx (@b slices of @si) given as UINT8 pixels, in NHWC and in
+ * NCHW: every slice equals the CPU reference of the pixels quantized with
+ * the input attribute's scale and zero point (@os output elements a slice).
+ */
+static void expect_u8_batch(struct __test_metadata *_metadata, rknn_context ctx,
+			    const struct rkaccel_model_desc *d, uint32_t b,
+			    const struct rkaccel_tensor_shape *si, size_t os)
+{
+	size_t hw = (size_t)si->height * si->width, is = hw * si->channels;
+	uint8_t *px = malloc(b * is), *chw = malloc(b * is);
+	int8_t *q = malloc(b * is), *out = malloc(b * os), *ref = malloc(b * os);
+	rknn_input ri = { .index = 0, .size = (uint32_t)(b * is), .type = RKNN_TENSOR_UINT8 };
+	rknn_output o = { .is_prealloc = 1, .index = 0, .buf = out, .size = (uint32_t)(b * os) };
+	rknn_tensor_attr a = { .index = 0 };
+	uint32_t i;
+
+	ASSERT_TRUE(px && chw && q && out && ref);
+	ASSERT_EQ(0, rknn_query(ctx, RKNN_QUERY_INPUT_ATTR, &a, sizeof(a)));
+	for (size_t k = 0; k < b * is; k++)
+		px[k] = (uint8_t)(k * 2654435761u >> 24);
+	rkaccel_quantize_u8(px, b * is, a.scale, a.zp, q);
+	for (i = 0; i < b; i++) {
+		ASSERT_EQ(0, ref_net(d, q + i * is, ref + i * os));
+		for (size_t p = 0; p < hw; p++)
+			for (uint32_t c = 0; c < si->channels; c++)
+				chw[i * is + c * hw + p] = px[i * is + p * si->channels + c];
+	}
+	for (int nchw = 0; nchw < 2; nchw++) {
+		ri.buf = nchw ? chw : px;
+		ri.fmt = nchw ? RKNN_TENSOR_NCHW : RKNN_TENSOR_NHWC;
+		memset(out, 0x5a, b * os);
+		ASSERT_EQ(0, rknn_inputs_set(ctx, 1, &ri));
+		ASSERT_EQ(0, rknn_run(ctx, NULL));
+		ASSERT_EQ(0, rknn_outputs_get(ctx, 1, &o, NULL));
+		for (i = 0; i < b; i++) {	/* braced: EXPECT_EQ() is two statements */
+			EXPECT_EQ(0, memcmp(out + i * os, ref + i * os, os))
+				TH_LOG("UINT8 %s slice %u differs from the CPU",
+				       nchw ? "NCHW" : "NHWC", i);
+		}
+	}
+	free(px);
+	free(chw);
+	free(q);
+	free(out);
+	free(ref);
+}
+
+/*
  * A 3.0 file with batch = the cores (3 on RK3588, 2 on RK3576) through
  * rknn_init() without an extension: NHWC attributes with the file's names,
  * sizes B times a slice, every slice bit-exact against the CPU reference
@@ -1553,6 +1601,8 @@ TEST_F(api, graph_file_batch)
 		for (i = 0; i < b; i++)
 			EXPECT_EQ(0, memcmp(out + i * os, ref + i * os, os))
 				TH_LOG("NCHW slice %u differs from the CPU", i);
+		/* UINT8 pixels, NHWC (quantized on each slice's thread) and NCHW */
+		expect_u8_batch(_metadata, self->ctx, d, b, &si, so.height * so.width * so.channels);
 	}
 	/* each slice alone, the 2.x file at batch 1 */
 	{

@@ -21,7 +21,7 @@ extern "C" {
  * Not the driver's version, which rkaccel_query() reports.
  */
 #define RKACCEL_LIB_VERSION_MAJOR	2
-#define RKACCEL_LIB_VERSION_MINOR	7
+#define RKACCEL_LIB_VERSION_MINOR	8
 #define RKACCEL_LIB_VERSION_PATCH	0
 #define RKACCEL_LIB_VERSION_CODE(major, minor, patch) \
 	(((major) << 16) | ((minor) << 8) | (patch))
@@ -639,6 +639,16 @@ void rkaccel_quantize(const float *src, size_t n, float scale, int32_t zero_poin
 void rkaccel_quantize_u8(const uint8_t *src, size_t n, float scale, int32_t zero_point,
 			 int8_t *dst);
 
+/*
+ * rkaccel_u8_to_native - rkaccel_quantize_u8() and rkaccel_to_native() in
+ * one pass: row-major bytes @src [@rows][@channels] quantized with @scale
+ * and @zero_point into the native layout at @dst (@dst_len bytes), with no
+ * int8 copy in between. -EINVAL on a NULL buffer, @scale not > 0, a zero
+ * shape or a short @dst. Since 2.8 (LIBRKACCEL_1.10).
+ */
+int rkaccel_u8_to_native(const uint8_t *src, uint32_t rows, uint32_t channels, float scale,
+			 int32_t zero_point, void *dst, size_t dst_len);
+
 /* rkaccel_dequantize - @dst[i] = (@src[i] - @zero_point) * @scale. */
 void rkaccel_dequantize(const int8_t *src, size_t n, float scale, int32_t zero_point,
 			float *dst);
@@ -877,6 +887,17 @@ size_t rkaccel_ctx_output_size(const struct rkaccel_ctx *ctx);
  */
 int rkaccel_ctx_run(struct rkaccel_ctx *ctx, const void *in, size_t in_len, void *out,
 		    size_t out_len);
+
+/*
+ * rkaccel_ctx_run_u8 - rkaccel_ctx_run() of bytes (image pixels): @in
+ * holds one uint8 per input element (@in_len is rkaccel_ctx_input_size()),
+ * quantized with @scale and @zero_point as rkaccel_quantize_u8() does while
+ * each slice is laid out, on the slice's own thread (rkaccel_u8_to_native()):
+ * no int8 copy of the batch first. Returns what rkaccel_ctx_run() returns;
+ * -EINVAL also for @scale not > 0. Since 2.8 (LIBRKACCEL_1.10).
+ */
+int rkaccel_ctx_run_u8(struct rkaccel_ctx *ctx, const uint8_t *in, size_t in_len, float scale,
+		       int32_t zero_point, void *out, size_t out_len);
 
 /*
  * rkaccel_ctx_slice_info - where and how long @slice of the last successful

@@ -851,7 +851,17 @@ static int nchw_to_nhwc(struct rknn_ctx *c)
 	return RKNN_SUCC;
 }
 
-/* One input into c->in, converted to the model's int8. */
+/* Whether @in's layout is the model's (no NCHW reorder of a 3.0 file's input). */
+static int in_layout_kept(const struct rknn_ctx *c, const rknn_input *in)
+{
+	return in->fmt != RKNN_TENSOR_NCHW || !c->file.graph || c->file.io[0].n_dims != 4;
+}
+
+/*
+ * One input into c->in, converted to the model's int8; UINT8 pixels in
+ * the model's layout are kept as they are (c->in_u8) and quantized while
+ * each slice is laid out on its own thread (rkaccel_ctx_run_u8()).
+ */
 int set_input(struct rknn_ctx *c, const rknn_input *in)
 {
 	size_t n = c->in_attr.size;
@@ -865,6 +875,7 @@ int set_input(struct rknn_ctx *c, const rknn_input *in)
 	if (in->fmt != RKNN_TENSOR_NCHW && in->fmt != RKNN_TENSOR_NHWC &&
 	    in->fmt != RKNN_TENSOR_UNDEFINED)
 		return RKNN_ERR_INPUT_INVALID;
+	c->in_u8 = 0;
 	if (in->pass_through) {
 		if (in->size != n)
 			return RKNN_ERR_INPUT_INVALID;
@@ -880,6 +891,11 @@ int set_input(struct rknn_ctx *c, const rknn_input *in)
 	case RKNN_TENSOR_UINT8:
 		if (in->size != n)
 			return RKNN_ERR_INPUT_INVALID;
+		if (in_layout_kept(c, in)) {
+			memcpy(c->in, in->buf, n);
+			c->in_u8 = 1;
+			return RKNN_SUCC;
+		}
 		rkaccel_quantize_u8(in->buf, n, scale, zp, c->in);
 		break;
 	case RKNN_TENSOR_FLOAT32:
@@ -890,9 +906,7 @@ int set_input(struct rknn_ctx *c, const rknn_input *in)
 	default:
 		return RKNN_ERR_INPUT_INVALID;
 	}
-	if (in->fmt == RKNN_TENSOR_NCHW && c->file.graph && c->file.io[0].n_dims == 4)
-		return nchw_to_nhwc(c);
-	return RKNN_SUCC;
+	return in_layout_kept(c, in) ? RKNN_SUCC : nchw_to_nhwc(c);
 }
 
 int rknn_inputs_set(rknn_context context, uint32_t n_inputs, rknn_input inputs[])
@@ -930,6 +944,16 @@ int rknn_set_core_mask(rknn_context context, rknn_core_mask core_mask)
 	return ret;
 }
 
+/* rkaccel_ctx_run() of c->in's @is bytes at @in on @p, or of its pixels. */
+static int run_rowmajor(struct rknn_ctx *c, struct rkaccel_ctx *p, const int8_t *in, size_t is,
+			void *out, size_t os)
+{
+	if (c->in_u8)
+		return rkaccel_ctx_run_u8(p, (const uint8_t *)in, is, c->in_attr.scale,
+					  c->in_attr.zero_point, out, os);
+	return rkaccel_ctx_run(p, in, is, out, os);
+}
+
 struct pin_job {
 	struct rknn_ctx *c;
 	uint32_t k;
@@ -957,7 +981,7 @@ static int pin_slice(struct rknn_ctx *c, struct rkaccel_ctx *p, uint32_t i)
 	if (ret)
 		return ret;
 	if (!c->bound[0])
-		return rkaccel_ctx_run(p, c->in + i * is, is, out, os);
+		return run_rowmajor(c, p, c->in + i * is, is, out, os);
 	ret = rkaccel_ctx_run_native(p);
 	if (!ret && !c->bound[1])
 		ret = rkaccel_from_native(rkaccel_ctx_io_ptr(p, RKACCEL_BUF_OUTPUT, 0), ons,
@@ -1039,8 +1063,8 @@ int rknn_run(rknn_context context, rknn_run_extend *extend)
 	else if (c->bound[0])
 		ret = rknn_err(rkaccel_ctx_run_native(c->ctx));
 	else
-		ret = rknn_err(rkaccel_ctx_run(c->ctx, c->in, c->in_attr.size, c->out,
-					       c->out_attr.size));
+		ret = rknn_err(run_rowmajor(c, c->ctx, c->in, c->in_attr.size, c->out,
+					    c->out_attr.size));
 	if (!ret && !c->npin && c->bound[0] && !c->bound[1]) {
 		/* Output left in the contexts' own buffers: gather it. */
 		uint32_t i, b = c->in_attr.dims[0];

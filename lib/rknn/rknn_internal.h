@@ -50,6 +50,7 @@ struct rknn_ctx {
 	int8_t *in;			/* row-major input of the whole batch */
 	void *out;			/* row-major output of the last run */
 	int in_set;
+	int in_u8;			/* in holds uint8 pixels, quantized as laid out */
 	int out_valid;			/* out holds the last run's results */
 	uint64_t frames;		/* completed runs */
 	int64_t last_us;

@@ -1056,10 +1056,17 @@ static int ctx_last_core(struct rkaccel_ctx *c, uint32_t *core)
 	return ret;
 }
 
+/* How rkaccel_ctx_run_u8()'s bytes become the model's int8. */
+struct u8_quant {
+	float scale;
+	int32_t zero_point;
+};
+
 /* What one thread does: slices @first, @first + @step, ... on context @c. */
 struct run_job {
 	struct rkaccel_ctx *owner, *c;
 	const uint8_t *in;		/* NULL: native, no conversion */
+	const struct u8_quant *u8;	/* NULL: @in holds int8 */
 	uint8_t *out;
 	uint32_t first, step;
 	int ret;
@@ -1074,12 +1081,17 @@ static int run_slice(struct run_job *j, uint32_t i)
 	uint64_t t0;
 	int ret;
 
-	if (j->in) {
+	if (j->u8)
+		ret = rkaccel_u8_to_native(j->in + i * slice_in_size(sh), sh->rows,
+					   sh->in_features, j->u8->scale, j->u8->zero_point, nin,
+					   native_slice(sh, false));
+	else if (j->in)
 		ret = rkaccel_to_native((const int8_t *)(j->in + i * slice_in_size(sh)),
 					sh->rows, sh->in_features, nin, native_slice(sh, false));
-		if (ret)
-			return ret;
-	}
+	else
+		ret = 0;
+	if (ret)
+		return ret;
 	t0 = now_ns();
 	ret = ctx_exec(j->owner, i);
 	si->ns = now_ns() - t0;
@@ -1202,7 +1214,8 @@ static void run_info_fill(struct rkaccel_ctx *ctx)
 	}
 }
 
-static int run_batch(struct rkaccel_ctx *ctx, const void *in, void *out)
+static int run_batch(struct rkaccel_ctx *ctx, const void *in, const struct u8_quant *u8,
+		     void *out)
 {
 	struct run_job jobs[CTX_MAX_COPIES + 1];
 	uint32_t i, n = ctx->ncopies + 1;
@@ -1212,7 +1225,7 @@ static int run_batch(struct rkaccel_ctx *ctx, const void *in, void *out)
 	for (i = 0; i < n; i++) {
 		jobs[i] = (struct run_job) {
 			.owner = ctx, .c = ctx_of(ctx, i),
-			.in = in, .out = out, .first = i, .step = n,
+			.in = in, .u8 = u8, .out = out, .first = i, .step = n,
 		};
 	}
 	ctx->have_info = false;
@@ -1224,8 +1237,9 @@ static int run_batch(struct rkaccel_ctx *ctx, const void *in, void *out)
 	return ret;
 }
 
-int rkaccel_ctx_run(struct rkaccel_ctx *ctx, const void *in, size_t in_len, void *out,
-		    size_t out_len)
+/* rkaccel_ctx_run() and rkaccel_ctx_run_u8(): row-major @in into row-major @out. */
+static int run_rowmajor(struct rkaccel_ctx *ctx, const void *in, size_t in_len,
+			const struct u8_quant *u8, void *out, size_t out_len)
 {
 	int ret;
 
@@ -1236,7 +1250,23 @@ int rkaccel_ctx_run(struct rkaccel_ctx *ctx, const void *in, size_t in_len, void
 		return ret;
 	if (in_len != rkaccel_ctx_input_size(ctx) || out_len != rkaccel_ctx_output_size(ctx))
 		return ctx_leave(ctx, -EINVAL);
-	return ctx_leave(ctx, run_batch(ctx, in, out));
+	return ctx_leave(ctx, run_batch(ctx, in, u8, out));
+}
+
+int rkaccel_ctx_run(struct rkaccel_ctx *ctx, const void *in, size_t in_len, void *out,
+		    size_t out_len)
+{
+	return run_rowmajor(ctx, in, in_len, NULL, out, out_len);
+}
+
+int rkaccel_ctx_run_u8(struct rkaccel_ctx *ctx, const uint8_t *in, size_t in_len, float scale,
+		       int32_t zero_point, void *out, size_t out_len)
+{
+	struct u8_quant u8 = { scale, zero_point };
+
+	if (!(scale > 0.0f))
+		return -EINVAL;
+	return run_rowmajor(ctx, in, in_len, &u8, out, out_len);
 }
 
 /* Native runs need a buffer per slice: bound memory or a context per slice. */
@@ -1254,7 +1284,7 @@ int rkaccel_ctx_run_native(struct rkaccel_ctx *ctx)
 	ret = ctx_enter(ctx);
 	if (ret)
 		return ret;
-	return ctx_leave(ctx, native_ok(ctx) ? run_batch(ctx, NULL, NULL) : -EINVAL);
+	return ctx_leave(ctx, native_ok(ctx) ? run_batch(ctx, NULL, NULL, NULL) : -EINVAL);
 }
 
 /* A new sync_file fd merging @a and @b (both kept), or -errno. */
