@@ -84,6 +84,26 @@ manlint() {
 	return $rc
 }
 
+# kselftest's EXPECT_*() and ASSERT_*() are a statement and then a loop that
+# prints their TH_LOG() and bails: the body of an unbraced for, while or if,
+# the log runs once after the loop (with the last index) and an ASSERT does
+# not stop it. Such bodies get braces.
+asserts_braced() {
+	python3 - "$@" <<'PY'
+import re, sys
+bad = 0
+for path in sys.argv[1:]:
+    lines = open(path).read().split("\n")
+    for i, l in enumerate(lines[:-1]):
+        head = re.match(r"\s*((for|while|if)\s*\(.*\)|else)\s*$", l)
+        if head and l.count("(") == l.count(")") and \
+           re.match(r"\s*(EXPECT|ASSERT)_\w+\(", lines[i + 1]):
+            print(f"{path}:{i + 2}: unbraced {head.group(1).split('(')[0].strip()} body")
+            bad += 1
+sys.exit(1 if bad else 0)
+PY
+}
+
 echo "TAP version 13"
 check checkpatch_strict checkpatch $(kernel_files)
 check kernel_doc kerneldoc uapi/drm/*.h kernel/*.h kernel/sim/*.h include/*.h
@@ -98,6 +118,7 @@ check install_files scripts/check-install.sh files
 check lib_shared_symbols scripts/check-install.sh shared
 check dkms_build_arm64 scripts/check-install.sh dkms
 check man_pages manlint Documentation/man/*.[0-9]
+check selftest_asserts_braced asserts_braced selftests/*.c selftests/*.h
 # Userspace that needs no device, built for this host by make all.
 host_arch=amd64
 [ "$(uname -m)" = aarch64 ] && host_arch=arm64

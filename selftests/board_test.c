@@ -228,9 +228,10 @@ TEST_F(board, cores_probed_through_board_code)
 	ASSERT_EQ((int)self->q.num_cores, self->ncores);
 	for (i = 0; i < self->ncores; i++) {
 		snprintf(of_node, sizeof(of_node), "%s/of_node", self->cores[i]);
-		if (device_tree())
+		if (device_tree()) {
 			EXPECT_EQ(0, access(of_node, F_OK)) TH_LOG("%s: no device-tree node",
 								   self->cores[i]);
+		}
 	}
 	EXPECT_TRUE(klog_has("provided by rkaccel_sim"));
 	EXPECT_TRUE(klog_has(self->q.num_cores == 3 ? "NPU core 2 of 3" : "NPU core 1 of 2"));
@@ -371,8 +372,9 @@ TEST_F(board, runtime_pm_suspends_and_resumes)
 		active[i] = core_attr_u64(self->cores[i], "power/runtime_active_time");
 		suspended[i] = core_attr_u64(self->cores[i], "power/runtime_suspended_time");
 	}
-	if (device_tree())
+	if (device_tree()) {
 		EXPECT_EQ(0, npu_domains_on(self->q.num_cores)) TH_LOG("idle cores, yet not all NPU domains off");
+	}
 	rkt_param_read_u64("/sys/module/rkaccel_sim/parameters/power_losses", &losses);
 
 	ASSERT_EQ(0, rkt_syncobj_create(self->fd, &out));
@@ -384,8 +386,9 @@ TEST_F(board, runtime_pm_suspends_and_resumes)
 		core_attr(self->cores[i], "power/runtime_status", status, sizeof(status));
 		EXPECT_STREQ("active", status) TH_LOG("%s with jobs queued", self->cores[i]);
 	}
-	if (device_tree())
+	if (device_tree()) {
 		EXPECT_EQ(1, npu_domains_on(self->q.num_cores)) TH_LOG("jobs queued, yet an NPU domain is off");
+	}
 	EXPECT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(10000)));
 	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, RKT_SIM_TASK_NS_DEFAULT);
 	usleep(300000);
@@ -400,9 +403,10 @@ TEST_F(board, runtime_pm_suspends_and_resumes)
 	}
 	/* the domains went off again: each core lost its registers, and ran */
 	rkt_param_read_u64("/sys/module/rkaccel_sim/parameters/power_losses", &losses_after);
-	if (device_tree())
+	if (device_tree()) {
 		EXPECT_LE(losses + self->q.num_cores, losses_after)
 			TH_LOG("the simulated cores kept their registers through power-off");
+	}
 }
 
 /* The devfreq device of the NPU clock (core 0's), "" without one. */
@@ -801,8 +805,9 @@ static void probe_fails(struct __test_metadata *_metadata, int *fd, const char *
 	}
 	EXPECT_TRUE(wait_logged(mark, message, alt)) TH_LOG("no \"%s\" in the log", message);
 	EXPECT_FALSE(rkt_device_bound());
-	if (!ret)
+	if (!ret) {
 		EXPECT_EQ(0, rkt_module_remove("rkaccel_sim", 5000));
+	}
 	ASSERT_EQ(0, rkt_modules_load(sim));
 }
 

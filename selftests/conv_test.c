@@ -336,8 +336,9 @@ static void break_reg_and_check(struct __test_metadata *_metadata, struct conv_e
 	conv_run_set_reg(&self->run, idx, val);
 	EXPECT_EQ(expect, conv_run_exec(self->fd, self->ctx, &self->run));
 	expect_no_irq_storm(_metadata, irqs);
-	if (log)
+	if (log) {
 		EXPECT_TRUE(rkt_klog_has(log)) TH_LOG("kernel log does not name %s", log);
+	}
 
 	/* the same context and core still compute correctly afterwards */
 	conv_run_free(self->fd, &self->run);

@@ -160,9 +160,10 @@ TEST_F(ctxl, slices_on_distinct_cores)
 		EXPECT_GE(ns, TASK_NS) TH_LOG("slice %u took %llu ns", i,
 						 (unsigned long long)ns);
 		sum += ns;
-		for (k = 0; k < i; k++)
+		for (k = 0; k < i; k++) {
 			EXPECT_NE(core[k], core[i]) TH_LOG("slices %u and %u on core %u", k, i,
 							   core[i]);
+		}
 	}
 	EXPECT_GT(sum * 3 / 4, wall) TH_LOG("batch %llu us, slices together %llu us",
 					    (unsigned long long)wall / 1000,

@@ -517,8 +517,9 @@ TEST_F(dag, lowers)
 			EXPECT_EQ(1, n);
 			branch |= in[0] != i;
 		}
-		for (int k = 0; k < n && k < 8; k++)
+		for (int k = 0; k < n && k < 8; k++) {
 			EXPECT_GE(i, in[k]);
+		}
 	}
 	EXPECT_EQ(variant->branches, branch);
 	EXPECT_EQ(variant->concat, concat);
@@ -548,9 +549,10 @@ TEST_F(dag, compiles_deterministically)
 	self->m = NULL;
 	ASSERT_EQ(0, lowered(variant->which, &self->m, self->msg, sizeof(self->msg)));
 	ASSERT_EQ(0, rkaccel_program_compile_model(self->m, &host_info, &self->p[1]));
-	for (int buf = 0; buf < RKACCEL_BUF_COUNT; buf++)
+	for (int buf = 0; buf < RKACCEL_BUF_COUNT; buf++) {
 		EXPECT_EQ(rkaccel_program_size(self->p[0], buf),
 			  rkaccel_program_size(self->p[1], buf));
+	}
 	ASSERT_EQ(rkaccel_program_size(self->p[0], RKACCEL_BUF_WEIGHTS),
 		  rkaccel_program_size(self->p[1], RKACCEL_BUF_WEIGHTS));
 	EXPECT_EQ(0, memcmp(rkaccel_program_weights(self->p[0]),
@@ -695,8 +697,9 @@ static uint32_t first_differing(struct __test_metadata *_metadata,
 		free(npu);
 	}
 	/* no layer differs: neither does the output the run returned */
-	if (!first)
+	if (!first) {
 		EXPECT_EQ(0, memcmp(out, ref_out, out_len));
+	}
 out:
 	for (uint32_t t = 0; r.data && t < d->num_tensors; t++)
 		free(r.data[t]);

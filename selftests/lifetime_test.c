@@ -134,8 +134,9 @@ TEST_F_TIMEOUT(life, submit_racing_ctx_destroy, 120)
 		struct race r = { .fd = self->fd, .t = &t, .bo = { .handle = cmd.handle } };
 		pthread_t th;
 
-		for (int i = 0; i < 64; i++)
+		for (int i = 0; i < 64; i++) {
 			ASSERT_EQ(0, rkt_syncobj_create(self->fd, &r.out[i]));
+		}
 		ASSERT_EQ(0, rkt_ctx_create(self->fd, 0, DRM_RKACCEL_PRIORITY_NORMAL, &r.ctx));
 		ASSERT_EQ(0, pthread_create(&th, NULL, race_submit, &r));
 		usleep(round % 7 * 100);
@@ -149,8 +150,9 @@ TEST_F_TIMEOUT(life, submit_racing_ctx_destroy, 120)
 			    rkt_syncobj_status(self->fd, r.out[i], &st) || st == 0)
 				lost++;
 		}
-		if (r.n < 64)
+		if (r.n < 64) {
 			EXPECT_EQ(-ENOENT, r.ret[r.n]) TH_LOG("submit to a destroyed context");
+		}
 		for (int i = 0; i < 64; i++)
 			drmSyncobjDestroy(self->fd, r.out[i]);
 	}

@@ -167,8 +167,9 @@ TEST(random_params)
 		EXPECT_EQ(i < 2 ? RKACCEL_LAYER_RELU : RKACCEL_LAYER_OUT_INT32, l->flags);
 		EXPECT_EQ(0, (uintptr_t)l->weights % 64);
 		EXPECT_EQ(0, (uintptr_t)l->bias % 64);
-		for (uint32_t n = 0; n < l->out_features; n++)
+		for (uint32_t n = 0; n < l->out_features; n++) {
 			EXPECT_TRUE(l->bias[n] >= -4096 && l->bias[n] <= 4096);
+		}
 		EXPECT_TRUE(l->in_zero_point >= -16 && l->in_zero_point <= 16);
 	}
 	/* OUT_INT32: out_scale is the accumulator scale, exactly */

@@ -152,9 +152,10 @@ TEST_F(net, batch_bit_exact)
 	self->ref = malloc(out_one * batch);
 	ASSERT_TRUE(self->in && self->out && self->ref);
 	rkt_fill_i8(self->in, in_one * batch, variant->seed * 977ull);
-	for (b = 0; b < batch; b++)
+	for (b = 0; b < batch; b++) {
 		ASSERT_EQ(0, ref_net(rkaccel_model_desc(self->model), self->in + b * in_one,
 				     self->ref + b * out_one));
+	}
 	ASSERT_EQ(0, rkaccel_ctx_run(self->ctx, self->in, in_one * batch, self->out,
 				     out_one * batch));
 	for (b = 0; b < batch; b++) {

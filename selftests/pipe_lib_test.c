@@ -212,17 +212,20 @@ TEST_F(pipe, batch1_keeps_core_mask)
 		jobs0[i] = st[i].jobs;
 	fill_run(in, 1, 3);
 	for (r = 0; r < 9; r++) {
-		if (rkaccel_pipe_pending(self->pipe) == 3)
+		if (rkaccel_pipe_pending(self->pipe) == 3) {
 			ASSERT_EQ(0, rkaccel_pipe_pop(self->pipe, out, OS, -1));
+		}
 		ASSERT_EQ(0, rkaccel_pipe_push(self->pipe, in, IS));
 	}
-	while (rkaccel_pipe_pending(self->pipe))
+	while (rkaccel_pipe_pending(self->pipe)) {
 		ASSERT_EQ(0, rkaccel_pipe_pop(self->pipe, out, OS, -1));
+	}
 	EXPECT_EQ(-1, check_run(self->model, in, out, 1));
 	ASSERT_EQ(n, rkaccel_core_stats(self->dev, st, 8));
 	EXPECT_LE(9, st[0].jobs - jobs0[0]);
-	for (i = 1; i < n; i++)
+	for (i = 1; i < n; i++) {
 		EXPECT_EQ(jobs0[i], st[i].jobs) TH_LOG("core %d ran a job of a core-0 pipe", i);
+	}
 }
 
 /*

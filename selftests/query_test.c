@@ -174,8 +174,9 @@ TEST(many_opens)
 {
 	struct rkaccel_device *devs[64];
 
-	for (int i = 0; i < 64; i++)
+	for (int i = 0; i < 64; i++) {
 		ASSERT_EQ(0, rkaccel_open(NULL, &devs[i]));
+	}
 	for (int i = 0; i < 64; i++)
 		rkaccel_close(devs[i]);
 }

@@ -71,9 +71,10 @@ FIXTURE_SETUP(api)
 	ASSERT_EQ(0, rkaccel_model_serialize(rkaccel_model_desc(self->model), &self->image,
 					     &self->image_len));
 	rkt_fill_i8(self->in, sizeof(self->in), 77);
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < 8; i++) {
 		ASSERT_EQ(0, ref_model(rkaccel_model_desc(self->model), self->in + i * IN_SIZE,
 				       self->ref + i * OUT_SIZE));
+	}
 }
 
 FIXTURE_TEARDOWN(api)
@@ -442,11 +443,13 @@ TEST_F(api, multi_batch_bit_exact)
 			  rknn_set_core_mask(self->ctx, RKNN_NPU_CORE_0));
 		memset(out, 0x5a, sizeof(out));
 		ASSERT_EQ(0, run_batch(self, self->ctx, b, out));
-		for (i = 0; i < b; i++)
+		for (i = 0; i < b; i++) {
 			EXPECT_EQ(0, memcmp(out + i * OUT_SIZE, self->ref + i * OUT_SIZE, OUT_SIZE))
 				TH_LOG("batch %u slice %u differs from the CPU", b, i);
-		for (i = b * OUT_SIZE; i < sizeof(out); i++)
+		}
+		for (i = b * OUT_SIZE; i < sizeof(out); i++) {
 			ASSERT_EQ(0x5a, out[i]) TH_LOG("batch %u wrote past its output", b);
+		}
 		ASSERT_EQ(0, rknn_destroy(self->ctx));
 		self->ctx = 0;
 	}
@@ -469,9 +472,10 @@ TEST_F(api, int32_output)
 
 	ASSERT_EQ(0, rkaccel_model_random(7, ROWS, 1, f1, RKACCEL_LAYER_OUT_INT32, &m));
 	ASSERT_EQ(0, rkaccel_model_serialize(rkaccel_model_desc(m), &img, &len));
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(0, ref_model(rkaccel_model_desc(m), self->in + i * ROWS * 32,
 				       ref + i * ROWS * 16));
+	}
 	ASSERT_EQ(0, rknn_init(&self->ctx, img, (uint32_t)len, 0, &ext));
 	ASSERT_EQ(0, rknn_query(self->ctx, RKNN_QUERY_OUTPUT_ATTR, &a, sizeof(a)));
 	EXPECT_EQ(RKNN_TENSOR_INT32, a.type);
@@ -485,8 +489,9 @@ TEST_F(api, int32_output)
 	o.buf = fl;
 	o.size = sizeof(fl);
 	ASSERT_EQ(0, rknn_outputs_get(self->ctx, 1, &o, NULL));
-	for (i = 0; i < 3 * ROWS * 16; i++)
+	for (i = 0; i < 3 * ROWS * 16; i++) {
 		ASSERT_EQ((float)ref[i] * a.scale, fl[i]);
+	}
 	free(img);
 	rkaccel_model_free(m);
 }
@@ -531,8 +536,9 @@ TEST_F(api, dup_and_shared_weights)
 	ASSERT_EQ(0, rkt_fdinfo_u64(fd, "drm-total-weights", &w2));
 	EXPECT_EQ(w0, w2) TH_LOG("SHARE_WEIGHT_MEM copied the weights");
 	ASSERT_EQ(0, run_batch(self, self->ctx, 3, out));
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 3; i++) {
 		EXPECT_EQ(0, memcmp(out + i * OUT_SIZE, self->ref + i * OUT_SIZE, OUT_SIZE));
+	}
 	/* Another model cannot take these weights. */
 	ASSERT_EQ(0, rkaccel_model_random(SEED, ROWS, LAYERS, other_f, 0, &other));
 	ASSERT_EQ(0, rkaccel_model_serialize(rkaccel_model_desc(other), &other_img, &other_len));
@@ -635,9 +641,10 @@ static void check_cores(struct __test_metadata *_metadata, FIXTURE_DATA(api) *se
 	*have_stats = !core_jobs(self, before);
 	memset(out, 0x5a, sizeof(out));
 	ASSERT_EQ(0, run_batch(self, ctx, batch, out));
-	for (i = 0; i < batch; i++)
+	for (i = 0; i < batch; i++) {
 		EXPECT_EQ(0, memcmp(out + i * OUT_SIZE, self->ref + i * OUT_SIZE, OUT_SIZE))
 			TH_LOG("batch %u on %u cores: slice %u differs from the CPU", batch, cores, i);
+	}
 	check_jobs(_metadata, self, before, batch, cores, *have_stats);
 }
 
@@ -666,8 +673,9 @@ TEST_F(api, batch_core_num_bad_arguments)
 		EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_batch_core_num(self->ctx, bad[i]))
 			TH_LOG("core_num %d on %d cores", bad[i], n);
 	}
-	for (i = n; i >= 1; i--)
+	for (i = n; i >= 1; i--) {
 		EXPECT_EQ(0, rknn_set_batch_core_num(self->ctx, i)) TH_LOG("core_num %d", i);
+	}
 	/* Still a batch context: no core mask. */
 	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_core_mask(self->ctx, RKNN_NPU_CORE_0));
 	/* With a core number set, bound memory must still hold the whole batch. */
@@ -682,8 +690,9 @@ TEST_F(api, batch_core_num_bad_arguments)
 	ASSERT_EQ(0, rknn_init(&self->ctx, self->image, (uint32_t)self->image_len, 0, NULL));
 	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_batch_core_num(self->ctx, 0));
 	EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_set_batch_core_num(self->ctx, n + 1));
-	for (i = 1; i <= n; i++)
+	for (i = 1; i <= n; i++) {
 		EXPECT_EQ(0, rknn_set_batch_core_num(self->ctx, i));
+	}
 	EXPECT_EQ(0, rknn_set_core_mask(self->ctx, RKNN_NPU_CORE_0));
 }
 
@@ -766,17 +775,19 @@ TEST_F_TIMEOUT(api, batch_core_num_zero_copy, 120)
 	/* Bound before the first call, then the number changed down. */
 	ASSERT_EQ(0, rknn_set_io_mem(self->ctx, im, &ia));
 	ASSERT_EQ(0, rknn_set_io_mem(self->ctx, om, &oa));
-	for (i = 0; i < b; i++)
+	for (i = 0; i < b; i++) {
 		ASSERT_EQ(0, rkaccel_to_native(self->in + i * IN_SIZE, ROWS, 64,
 					       (uint8_t *)im->virt_addr + 128 + i * is, is));
+	}
 	for (k = n; k >= 1; k--) {
 		ASSERT_EQ(0, rknn_set_batch_core_num(self->ctx, (int)k));
 		stats = !core_jobs(self, before);
 		memset(om->virt_addr, 0x5a, oa.size_with_stride + 64);
 		ASSERT_EQ(0, rknn_run(self->ctx, NULL));
 		check_jobs(_metadata, self, before, b, k, stats);
-		for (i = 0; i < 64; i++)
+		for (i = 0; i < 64; i++) {
 			ASSERT_EQ(0x5a, ((uint8_t *)om->virt_addr)[i]) TH_LOG("wrote before the offset");
+		}
 		for (i = 0; i < b; i++) {
 			ASSERT_EQ(0, rkaccel_from_native((uint8_t *)om->virt_addr + 64 + i * os, os,
 							 ROWS, 10, 1, out + i * OUT_SIZE));
@@ -807,9 +818,10 @@ TEST_F_TIMEOUT(api, batch_core_num_zero_copy, 120)
 		ASSERT_EQ(0, rknn_run(self->ctx, NULL));
 		check_jobs(_metadata, self, before, b, 2, stats);
 		ASSERT_EQ(0, rknn_outputs_get(self->ctx, 1, &o, NULL));
-		for (i = 0; i < b; i++)
+		for (i = 0; i < b; i++) {
 			EXPECT_EQ(0, memcmp(out + i * OUT_SIZE, self->ref + i * OUT_SIZE, OUT_SIZE))
 				TH_LOG("input bound: slice %u", i);
+		}
 	}
 	ASSERT_EQ(0, rknn_set_io_mem(self->ctx, NULL, &ia));
 	EXPECT_EQ(0, rknn_destroy_mem(self->ctx, im));
@@ -854,19 +866,22 @@ TEST_F(api, zero_copy)
 		ASSERT_EQ(0, rknn_set_io_mem(self->ctx, om, &oa));
 		EXPECT_EQ(RKNN_ERR_PARAM_INVALID, rknn_destroy_mem(self->ctx, im))
 			TH_LOG("bound memory destroyed");
-		for (i = 0; i < b; i++)
+		for (i = 0; i < b; i++) {
 			ASSERT_EQ(0, rkaccel_to_native(self->in + i * IN_SIZE, ROWS, 64,
 						       (uint8_t *)im->virt_addr + i * ia.size / b,
 						       ia.size / b));
+		}
 		memset(om->virt_addr, 0x5a, oa.size);
 		ASSERT_EQ(0, rknn_run(self->ctx, NULL));
-		for (i = 0; i < b; i++)
+		for (i = 0; i < b; i++) {
 			ASSERT_EQ(0, rkaccel_from_native((uint8_t *)om->virt_addr + i * oa.size / b,
 							 oa.size / b, ROWS, 10, 1,
 							 out + i * OUT_SIZE));
-		for (i = 0; i < b; i++)
+		}
+		for (i = 0; i < b; i++) {
 			EXPECT_EQ(0, memcmp(out + i * OUT_SIZE, self->ref + i * OUT_SIZE, OUT_SIZE))
 				TH_LOG("batch %u slice %u", b, i);
+		}
 		/* All in bound memory: nothing for rknn_outputs_get. */
 		{
 			rknn_output o = { 0 };
@@ -966,10 +981,11 @@ TEST_F(api, zero_copy_converted)
 		memcpy(i8->virt_addr, self->in, b * IN_SIZE);
 		memset(o8->virt_addr, 0, oa.n_elems);
 		ASSERT_EQ(0, rknn_run(self->ctx, NULL));
-		for (i = 0; i < b; i++)
+		for (i = 0; i < b; i++) {
 			EXPECT_EQ(0, memcmp((int8_t *)o8->virt_addr + i * OUT_SIZE,
 					    self->ref + i * OUT_SIZE, OUT_SIZE))
 				TH_LOG("batch %u slice %u: INT8 output", b, i);
+		}
 		/* The native output attribute replaces the converted binding. */
 		om = rknn_create_mem(self->ctx, na.size_with_stride);
 		ASSERT_NE(NULL, om);
@@ -1298,18 +1314,21 @@ TEST_F_TIMEOUT(api, cycles_leave_nothing, 180)
 		}
 		ASSERT_EQ(0, init_batch(self, &a, 2));
 		/* Pinned contexts too, every other cycle, copied by the dup. */
-		if (i & 4)
+		if (i & 4) {
 			ASSERT_EQ(0, rknn_set_batch_core_num(a, 1 + (i & 1)));
+		}
 		ASSERT_EQ(0, rknn_dup_context(&a, &b));
 		ASSERT_EQ(0, run_batch(self, b, 2, out));
 		ASSERT_EQ(0, memcmp(out, self->ref, 2 * OUT_SIZE));
 		ASSERT_EQ(0, rknn_outputs_get(b, 1, &o, NULL));
-		if (i & 1)
+		if (i & 1) {
 			ASSERT_EQ(0, rknn_outputs_release(b, 1, &o));
+		}
 		mem = rknn_create_mem(a, 8192);
 		ASSERT_NE(NULL, mem);
-		if (i & 2)
+		if (i & 2) {
 			ASSERT_EQ(0, rknn_destroy_mem(a, mem));
+		}
 		ASSERT_EQ(0, rknn_destroy(a));
 		ASSERT_EQ(0, rknn_destroy(b));
 		if (!(i & 2)) {
@@ -1588,9 +1607,10 @@ TEST_F(api, graph_file_batch)
 		ASSERT_EQ(0, rknn_inputs_set(self->ctx, 1, &ri));
 		ASSERT_EQ(0, rknn_run(self->ctx, NULL));
 		ASSERT_EQ(0, rknn_outputs_get(self->ctx, 1, &o, NULL));
-		for (i = 0; i < b; i++)
+		for (i = 0; i < b; i++) {
 			EXPECT_EQ(0, memcmp(out + i * os, ref + i * os, os))
 				TH_LOG("slice %u differs from the CPU", i);
+		}
 		/* the same batch given as NCHW */
 		ri.buf = nchw;
 		ri.fmt = RKNN_TENSOR_NCHW;
@@ -1598,9 +1618,10 @@ TEST_F(api, graph_file_batch)
 		ASSERT_EQ(0, rknn_inputs_set(self->ctx, 1, &ri));
 		ASSERT_EQ(0, rknn_run(self->ctx, NULL));
 		ASSERT_EQ(0, rknn_outputs_get(self->ctx, 1, &o, NULL));
-		for (i = 0; i < b; i++)
+		for (i = 0; i < b; i++) {
 			EXPECT_EQ(0, memcmp(out + i * os, ref + i * os, os))
 				TH_LOG("NCHW slice %u differs from the CPU", i);
+		}
 		/* UINT8 pixels, NHWC (quantized on each slice's thread) and NCHW */
 		expect_u8_batch(_metadata, self->ctx, d, b, &si, so.height * so.width * so.channels);
 	}

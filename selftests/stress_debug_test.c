@@ -354,8 +354,9 @@ TEST(all_cores_hangs_closes_kills)
 		       (unsigned long long)(s1[c].jobs - s0[c].jobs),
 		       (unsigned long long)(s1[c].resets - s0[c].resets));
 		EXPECT_LT(s0[c].jobs, s1[c].jobs) TH_LOG("core %d ran nothing", c);
-		if (c)
+		if (c) {
 			EXPECT_EQ(s0[c].resets, s1[c].resets) TH_LOG("core %d was reset", c);
+		}
 	}
 	EXPECT_LE(1, h.hangs);
 	EXPECT_EQ(s0[0].resets + h.hangs, s1[0].resets);

@@ -1218,8 +1218,9 @@ TEST_F_TIMEOUT(sub, parallel_contexts, 60)
 	TH_LOG("one job %llu us, %u jobs on %u contexts %llu us",
 	       (unsigned long long)single / 1000, n, n, (unsigned long long)all / 1000);
 	/* the speed-up is not judged under the debug kernel: host work dominates */
-	if (!rkt_debug_kernel())
+	if (!rkt_debug_kernel()) {
 		EXPECT_GT(3 * n * single / 4, all) TH_LOG("contexts did not run in parallel");
+	}
 
 	for (uint32_t i = 0; i < n; i++) {
 		struct drm_rkaccel_ctx_query cq;
@@ -1294,8 +1295,9 @@ TEST_F_TIMEOUT(sub, parallel_files, 60)
 	TH_LOG("one job %llu us, %u jobs of %u tasks in %u files: %llu us",
 	       (unsigned long long)single / 1000, n, tasks, n, (unsigned long long)all / 1000);
 	/* serial would be n times the one job */
-	if (!rkt_debug_kernel())
+	if (!rkt_debug_kernel()) {
 		EXPECT_GT(3 * n * single / 4, all) TH_LOG("files did not run in parallel");
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct drm_rkaccel_ctx_query cq, cj;
 

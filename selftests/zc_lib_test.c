@@ -235,8 +235,9 @@ TEST_F(zc, dmabuf_export_import)
 	rkaccel_mem_free(self->m[0]);
 	self->m[0] = NULL;
 	rkaccel_close(dev2);
-	if (have_count)
+	if (have_count) {
 		EXPECT_EQ(bos0, rkt_debugfs_settle("bos", bos0));
+	}
 }
 
 /* Bind model A (in m0 -> m1) and model B (m1 -> m2), both with batch @b. */
