@@ -70,6 +70,13 @@ class _Attr(ctypes.Structure):
                 ("zero_point", _i32), ("size", _sz), ("native_size", _sz)]
 
 
+class _OutputOp(ctypes.Structure):
+    """struct rkaccel_output_op: the CPU op after the NPU of a converted model."""
+    _fields_ = [("flags", _u32), ("in_bytes", _u32), ("scale", ctypes.c_float),
+                ("zero_point", _i32), ("outer", _u32), ("axis_len", _u32), ("inner", _u32),
+                ("graph_tensor", _u32)]
+
+
 def _fn(name, res, *args):
     f = getattr(_lib, name)
     f.restype = res
@@ -88,6 +95,15 @@ _model_parse = _fn("rkaccel_model_parse", ctypes.c_int, ctypes.c_char_p, _sz,
 _model_random = _fn("rkaccel_model_random", ctypes.c_int, _u32, _u32, _u32,
                     ctypes.POINTER(_u32), _u32, ctypes.POINTER(_vp))
 _model_free = _fn("rkaccel_model_free", None, _vp)
+_graph_parse = _fn("rkaccel_graph_parse", ctypes.c_int, ctypes.c_char_p, _sz,
+                   ctypes.POINTER(_vp), ctypes.c_char_p, _sz)
+_graph_desc = _fn("rkaccel_graph_desc", ctypes.POINTER(_u32), _vp)   # batch is its first field
+_graph_to_model = _fn("rkaccel_graph_to_model", ctypes.c_int, ctypes.POINTER(_u32),
+                      ctypes.POINTER(_vp), ctypes.c_char_p, _sz)
+_graph_free = _fn("rkaccel_graph_free", None, _vp)
+_model_output_op = _fn("rkaccel_model_output_op", ctypes.c_int, _vp, ctypes.POINTER(_OutputOp))
+_output_op_run = _fn("rkaccel_output_op_run", ctypes.c_int, ctypes.POINTER(_OutputOp), _vp,
+                     _u32, _vp)
 _MAX_MEM_LAYERS = 4096         # RKACCEL_MODEL_MAX_MEM_LAYERS
 _model_layer_times = _fn("rkaccel_model_layer_times", ctypes.c_int, _vp, _vp, _u32,
                          ctypes.POINTER(_u64), _u32)
@@ -104,6 +120,8 @@ _ctx_set_core_mask = _fn("rkaccel_ctx_set_core_mask", ctypes.c_int, _vp, _u32)
 _ctx_query_tensor = _fn("rkaccel_ctx_query_tensor", ctypes.c_int, _vp, ctypes.c_int,
                         ctypes.POINTER(_Attr))
 _ctx_run = _fn("rkaccel_ctx_run", ctypes.c_int, _vp, _vp, _sz, _vp, _sz)
+_ctx_run_u8 = _fn("rkaccel_ctx_run_u8", ctypes.c_int, _vp, _vp, _sz, ctypes.c_float, _i32, _vp,
+                  _sz)
 _ctx_slice_info = _fn("rkaccel_ctx_slice_info", ctypes.c_int, _vp, _u32,
                       ctypes.POINTER(_u32), ctypes.POINTER(_u64))
 _ctx_io_ptr = _fn("rkaccel_ctx_io_ptr", _vp, _vp, ctypes.c_int, _u32)
@@ -172,25 +190,54 @@ class Device:
 
 
 class Model:
-    """A model in memory: Model.load(path), Model.parse(bytes), Model.random(...)."""
+    """A model in memory: Model.load(path), Model.parse(bytes), Model.random(...).
 
-    def __init__(self, handle):
+    A format 3.0 file (what rkaccel-convert writes) is lowered as
+    rkaccel_graph_to_model() does it: .batch is the batch baked into it (1
+    for older files) and .output_op the CPU op after the NPU (a softmax or
+    a dequantize; None when the NPU's output is the model's).
+    """
+
+    def __init__(self, handle, batch=1):
         self._h = handle
+        self.batch = batch
+        op = _OutputOp()
+        rc = _model_output_op(handle, ctypes.byref(op))
+        self.output_op = op if rc == 0 else None
 
     @classmethod
     def load(cls, path):
         h, msg = _vp(), ctypes.create_string_buffer(256)
-        _check(_model_load(os.fsencode(path), ctypes.byref(h), msg, 256), "rkaccel_model_load",
-               msg.value.decode() or None)
+        rc = _model_load(os.fsencode(path), ctypes.byref(h), msg, 256)
+        if rc == -_errno.ENOTSUP:       # a major version 1.x/2.x does not know: 3.x?
+            with open(path, "rb") as f:
+                return cls._parse_graph(f.read())
+        _check(rc, "rkaccel_model_load", msg.value.decode() or None)
         return cls(h)
 
     @classmethod
     def parse(cls, data):
         h, msg = _vp(), ctypes.create_string_buffer(256)
         data = bytes(data)
-        _check(_model_parse(data, len(data), ctypes.byref(h), msg, 256), "rkaccel_model_parse",
-               msg.value.decode() or None)
+        rc = _model_parse(data, len(data), ctypes.byref(h), msg, 256)
+        if rc == -_errno.ENOTSUP:       # a major version 1.x/2.x does not know: 3.x?
+            return cls._parse_graph(data)
+        _check(rc, "rkaccel_model_parse", msg.value.decode() or None)
         return cls(h)
+
+    @classmethod
+    def _parse_graph(cls, data):
+        g, h, msg = _vp(), _vp(), ctypes.create_string_buffer(512)
+        _check(_graph_parse(data, len(data), ctypes.byref(g), msg, len(msg)),
+               "rkaccel_graph_parse", msg.value.decode() or None)
+        try:
+            desc = _graph_desc(g)
+            batch = desc[0]
+            _check(_graph_to_model(desc, ctypes.byref(h), msg, len(msg)),
+                   "rkaccel_graph_to_model", msg.value.decode() or None)
+        finally:
+            _graph_free(g)
+        return cls(h, batch)
 
     @classmethod
     def random(cls, seed, rows, features, flags_last=0):
@@ -329,6 +376,19 @@ class Context:
                "rkaccel_ctx_run")
         return out
 
+    def run_u8(self, x):
+        """Run the batch on uint8 pixels @x, one per input element: quantized with the
+        input's scale and zero point as each slice is laid out. The output."""
+        ia, oa = self.input_attr, self.output_attr
+        x = np.ascontiguousarray(x)
+        if x.dtype != np.uint8 or x.size != int(np.prod(ia.shape)):
+            raise ValueError("input must be uint8 of %d elements (%r), not %s of %d" %
+                             (int(np.prod(ia.shape)), ia.shape, x.dtype, x.size))
+        out = np.empty(oa.shape, oa.dtype)
+        _check(_ctx_run_u8(self._h, x.ctypes.data, x.nbytes, ia.scale, ia.zero_point,
+                           out.ctypes.data, out.nbytes), "rkaccel_ctx_run_u8")
+        return out
+
     def slice_info(self, i):
         """(core, nanoseconds) of slice @i of the last run."""
         core, ns = _u32(), _u64()
@@ -380,10 +440,16 @@ class Context:
 class RKNNLite:
     """The method names of Rockchip's rknnlite.api.RKNNLite, over Context.
 
-    load_rknn() takes this project's model files (the closed .rknn format
-    cannot be read: -1 and a message); init_runtime(core_mask=..., batch=...)
-    and inference(inputs=[x]) return 0 / a list of outputs, dequantized to
-    float32 as rknnlite does (raw=True: int8/int32).
+    load_rknn() takes this project's model files, those rkaccel-convert writes
+    (format 3.0, the batch baked in) and the older ones (the closed .rknn
+    format cannot be read: -1 and a message); init_runtime(core_mask=...)
+    runs the file's batch (batch=... for a 1.x/2.x file), and
+    inference(inputs=[x], data_format=...) returns 0 / a list of outputs:
+    float32, dequantized as rknnlite does, or the probabilities of a softmax
+    the model runs on the CPU after the NPU (raw=True: the NPU's int8/int32).
+    x is uint8 pixels (quantized by the library), int8 as the model takes
+    it, or float; NHWC, or NCHW with data_format="nchw"; its first dimension
+    the batch.
     """
 
     NPU_CORE_AUTO = 0
@@ -405,16 +471,21 @@ class RKNNLite:
     def load_rknn(self, path):
         if str(path).endswith(".rknn"):
             return self._err("%s: the closed .rknn format cannot be read; use a model file "
-                             "of rkaccel-mkmodel" % path)
+                             "of rkaccel-convert or rkaccel-mkmodel" % path)
         try:
             self._model = Model.load(path)
-        except Error as e:
+        except (Error, OSError) as e:
             return self._err(str(e))
         return 0
 
-    def init_runtime(self, core_mask=NPU_CORE_AUTO, batch=1):
+    def init_runtime(self, core_mask=NPU_CORE_AUTO, batch=None):
         if self._model is None:
             return self._err("init_runtime: no model loaded")
+        if batch is None:
+            batch = self._model.batch
+        elif self._model.batch > 1 and batch != self._model.batch:
+            return self._err("init_runtime: batch %d: the file was built for batch %d" %
+                             (batch, self._model.batch))
         try:
             self._dev = Device()
             mask = self._dev.core_mask if core_mask == self.NPU_CORE_ALL else core_mask
@@ -426,21 +497,41 @@ class RKNNLite:
             return self._err(str(e))
         return 0
 
-    def inference(self, inputs, raw=False):
+    def _input(self, x, data_format):
+        ia = self._ctx.input_attr
+        x = np.asarray(x)
+        if data_format not in (None, "nhwc", "nchw"):
+            raise ValueError("data_format %r: not 'nhwc' or 'nchw'" % (data_format,))
+        if data_format == "nchw" and x.ndim == 4:
+            x = x.transpose(0, 2, 3, 1)
+        if x.dtype in (np.uint8, np.int8):
+            return x
+        v = np.asarray(x, np.float32) / np.float32(ia.scale)
+        q = np.sign(v) * np.floor(np.abs(v) + 0.5) + ia.zero_point  # half away from 0
+        return np.clip(q, -128, 127).astype(np.int8)
+
+    def inference(self, inputs, data_format=None, raw=False):
         if self._ctx is None:
             self._err("inference: init_runtime first")
             return None
-        x = inputs[0]
-        ia = self._ctx.input_attr
-        if x.dtype != np.int8:
-            v = np.asarray(x, np.float32) / np.float32(ia.scale)
-            q = np.sign(v) * np.floor(np.abs(v) + 0.5) + ia.zero_point  # half away from 0
-            x = np.clip(q, -128, 127).astype(np.int8)
-        out = self._ctx.run(x)
+        try:
+            x = self._input(inputs[0], data_format)
+            out = self._ctx.run_u8(x) if x.dtype == np.uint8 else self._ctx.run(x)
+        except (Error, ValueError) as e:
+            self._err("inference: %s" % e)
+            return None
         if raw:
             return [out]
+        op = self._model.output_op
+        if op is not None:
+            y = np.empty(out.shape, np.float32)
+            out = np.ascontiguousarray(out)
+            _check(_output_op_run(ctypes.byref(op), out.ctypes.data, out.shape[0],
+                                  y.ctypes.data), "rkaccel_output_op_run")
+            return [y]
         oa = self._ctx.output_attr
-        return [(out.astype(np.float32) - oa.zero_point) * np.float32(oa.scale)]
+        zp = 0 if oa.dtype == np.int32 else oa.zero_point
+        return [(out.astype(np.float32) - zp) * np.float32(oa.scale)]
 
     def release(self):
         if self._ctx is not None:

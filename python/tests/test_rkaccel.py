@@ -3,7 +3,9 @@
 
 Batch = the cores (3 on RK3588, 2 on RK3576): every slice of Context.run,
 of run_async and of RKNNLite.inference bit-exact against cpu_ref (the C
-CPU reference) and rkaccel-run (the C library on the NPU); dup(); errors
+CPU reference) and rkaccel-run (the C library on the NPU); RKNNLite on
+rkaccel-convert's digits files (their batch, NCHW and uint8 inputs, the
+softmax after the NPU) bit-exact against the host executor; dup(); errors
 as rkaccel.Error with errno; no fd left behind. Prints TAP, exits 1 on a
 failure.
 """
@@ -43,6 +45,45 @@ def raises(fn, err):
 
 def nfds():
     return len(os.listdir("/proc/self/fd"))
+
+
+def rknnlite_on_converted(dev):
+    """RKNNLite on rkaccel-convert's files (3.0, batch baked in): what a board user runs."""
+    b = 2 if dev.soc.lower() == "rk3576" else 3
+    x = np.fromfile("/data/digits/batch%d.in" % b, np.int8).reshape(b, 8, 8, 1)
+    prob = np.fromfile("/data/digits/batch%d.softmax.expected" % b, np.float32).reshape(b, -1)
+    lite = rkaccel.RKNNLite()
+    ok(lite.load_rknn("/data/digits/digits-b%d.rkml" % b) == 0 and lite.init_runtime() == 0 and
+       lite._ctx.batch == b, "rknnlite_3_0_file_batch")
+    # the NPU's output as the host executor wrote it: the last Gemm's int32 accumulator
+    want = np.fromfile("/data/digits/batch%d.expected" % b,
+                       lite._ctx.output_attr.dtype).reshape(b, -1)
+    raw = lite.inference(inputs=[x], raw=True)
+    ok(raw is not None and np.array_equal(raw[0].reshape(b, -1), want), "rknnlite_3_0_raw")
+    nchw = lite.inference(inputs=[x.transpose(0, 3, 1, 2)], data_format="nchw", raw=True)
+    ok(nchw is not None and np.array_equal(nchw[0].reshape(b, -1), want), "rknnlite_3_0_nchw")
+    # uint8 pixels: as the int8 the library's quantize_u8 makes of them
+    px = (np.arange(b * 64, dtype=np.uint32) * 2654435761 >> 24).astype(np.uint8)
+    ia = lite._ctx.input_attr
+    q = np.empty(px.size, np.int8)
+    rkaccel._fn("rkaccel_quantize_u8", None, rkaccel._vp, rkaccel._sz, rkaccel.ctypes.c_float,
+                rkaccel._i32, rkaccel._vp)(px.ctypes.data, px.size, ia.scale, ia.zero_point,
+                                            q.ctypes.data)
+    got = lite.inference(inputs=[px.reshape(b, 8, 8, 1)], raw=True)
+    ok(got is not None and np.array_equal(got[0], lite.inference(inputs=[q], raw=True)[0]),
+       "rknnlite_3_0_uint8_pixels")
+    lite.release()
+    ok(lite.load_rknn("/data/digits/digits-b%d.rkml" % b) == 0 and
+       lite.init_runtime(batch=b + 1) == -1, "rknnlite_3_0_other_batch_refused")
+    lite.release()
+    # a Softmax after the NPU: its probabilities, as the host executor's
+    lite = rkaccel.RKNNLite()
+    ok(lite.load_rknn("/data/digits/digits-softmax-b%d.rkml" % b) == 0 and
+       lite.init_runtime() == 0, "rknnlite_softmax_init")
+    y = lite.inference(inputs=[x])
+    ok(y is not None and y[0].dtype == np.float32 and
+       np.array_equal(y[0].reshape(b, -1), prob), "rknnlite_softmax_bit_exact")
+    lite.release()
 
 
 def toolkit_on_device(dev):
@@ -173,6 +214,7 @@ def main():
     for i in range(batch):
         ok(np.array_equal(raw[i], ref[i]), "rknnlite_batch_slice_%d" % i)
     lite.release()
+    rknnlite_on_converted(dev)
     toolkit_on_device(dev)
 
     dev.close()
