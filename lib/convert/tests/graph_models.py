@@ -13,7 +13,8 @@ samples ([1, 3, 16, 16]):
 - add_relu.onnx: an Add of two ReLU outputs (no convolution accumulator to
   add into): refused naming the node;
 - softmax.onnx (opset 13) and softmax11.onnx (opset 11: the softmax of a
-  [1, 10] row): a classifier ending in Softmax, placed on the CPU after the
+  [1, 10] row; the same network, its batch-norm statistics taken once):
+  a classifier ending in Softmax, placed on the CPU after the
   NPU (the Gemm's int32 logits, a dequantize, the softmax); its head's
   weights scaled up so that the probabilities are not near uniform;
 - seg_softmax.onnx: a per-pixel Softmax over the 8 channels of a 1x1
@@ -103,13 +104,16 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     x = torch.randn(8, 3, 16, 16)
     softmax = Classifier(torch.nn.Softmax(dim=1))
+    seen = set()
     for name, net, opset in (("residual", Residual(), 13), ("pool_pad", PoolPad(), 13),
                              ("add_relu", AddRelu(), 13), ("softmax", softmax, 13),
                              ("softmax11", softmax, 11), ("seg_softmax", SegSoftmax(), 13),
                              ("sigmoid", Classifier(torch.nn.Sigmoid()), 13)):
-        net.train()
-        with torch.no_grad():
-            net(x)	# batch-norm statistics of the samples
+        if id(net) not in seen:	# softmax11 is softmax's very network, once more
+            seen.add(id(net))
+            net.train()
+            with torch.no_grad():
+                net(x)	# batch-norm statistics of the samples
         torch.onnx.export(net.eval(), x[:1], os.path.join(OUT, name + ".onnx"),
                           opset_version=opset, input_names=["image"],
                           output_names=["logits" if name in ("residual", "pool_pad", "add_relu")
