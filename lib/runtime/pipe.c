@@ -32,7 +32,7 @@ struct rkaccel_pipe {
 	uint32_t depth, batch;
 	uint32_t head;			/* the oldest run in flight */
 	uint32_t count;			/* runs in flight */
-	uint32_t rows, in_features, out_features, out_bytes;
+	uint32_t rows, in_features, out_rows, out_features, out_bytes;
 	size_t in_len, out_len;		/* row-major bytes of one batch */
 	size_t nslice[2];		/* native bytes of one slice's input, output */
 	struct pipe_slot slot[];
@@ -118,6 +118,7 @@ int rkaccel_pipe_create(struct rkaccel_ctx *ctx, uint32_t depth, struct rkaccel_
 	p->batch = ia.dims[0];
 	p->rows = ia.dims[1];
 	p->in_features = ia.dims[2];
+	p->out_rows = oa.dims[1];
 	p->out_features = oa.dims[2];
 	p->out_bytes = oa.type == RKACCEL_TENSOR_INT32 ? 4 : 1;
 	p->in_len = ia.size;
@@ -261,7 +262,7 @@ static int pipe_pop(struct rkaccel_pipe *p, uint8_t *out, int64_t timeout_ns)
 	}
 	for (i = 0; i < p->batch && !ret; i++)
 		ret = rkaccel_from_native(rkaccel_ctx_io_ptr(s->ctx, RKACCEL_BUF_OUTPUT, i),
-					  p->nslice[1], p->rows, p->out_features, p->out_bytes,
+					  p->nslice[1], p->out_rows, p->out_features, p->out_bytes,
 					  out + i * slice);
 	return ret;
 }
