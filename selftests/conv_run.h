@@ -11,6 +11,18 @@
 
 #define CONV_MAX_STARTS	16
 
+/*
+ * A small image network in rkaccel_model_from_text()'s form: a residual
+ * add (a layer reading an earlier tensor) and an output of several pixels.
+ */
+#define RKT_RESIDUAL_NET	\
+	"input 10x9x5\n"	\
+	"conv 3x3 s2 c16 pc\n"	\
+	"dw 3x3 s1 pad 1\n"	\
+	"pw c16 linear\n"	\
+	"add 1\n"		\
+	"maxpool 2x2 s1\n"
+
 /* One model bound to BOs of one file, ready to submit. */
 struct conv_run {
 	struct rkaccel_program *prog;

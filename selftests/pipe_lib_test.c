@@ -137,15 +137,6 @@ TEST_F(pipe, steady_state_bit_exact_in_order)
 	}
 }
 
-/* A small image network with a residual add: its layers read earlier tensors. */
-static const char image_net[] =
-	"input 10x9x5\n"
-	"conv 3x3 s2 c16 pc\n"
-	"dw 3x3 s1 pad 1\n"
-	"pw c16 linear\n"
-	"add 1\n"
-	"maxpool 2x2 s1\n";
-
 /*
  * An image model (rows are pixels, a residual add: not a chain) through a
  * pipe at batch = cores, depth 2: every slice of every run equals the
@@ -160,7 +151,7 @@ TEST_F(pipe, image_model_bit_exact)
 	int8_t *in, *out, *want, *cpu;
 	char msg[256];
 
-	ASSERT_EQ(0, rkaccel_model_from_text(33, image_net, &m, msg, sizeof(msg))) TH_LOG("%s", msg);
+	ASSERT_EQ(0, rkaccel_model_from_text(33, RKT_RESIDUAL_NET, &m, msg, sizeof(msg))) TH_LOG("%s", msg);
 	ASSERT_EQ(0, rkaccel_ctx_create(self->dev, m, 0, &ctx));
 	ASSERT_EQ(0, rkaccel_ctx_set_batch(ctx, b));
 	is = rkaccel_ctx_input_size(ctx);

@@ -1351,13 +1351,7 @@ TEST_F_TIMEOUT(api, cycles_leave_nothing, 180)
 /* --- model format 3.0: the batch, names and shapes in the file ----------------- */
 
 /* A network with a residual add and an NHWC output of several pixels. */
-static const char graph_net[] =
-	"input 10x9x5\n"
-	"conv 3x3 s2 c16 pc\n"
-	"dw 3x3 s1 pad 1\n"
-	"pw c16 linear\n"
-	"add 1\n"
-	"maxpool 2x2 s1\n";
+static const char graph_net[] = RKT_RESIDUAL_NET;
 
 /*
  * @m as a 3.0 file at @path with batch @batch, the input named "image",
