@@ -24,10 +24,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/sync_file.h>
 #include <xf86drm.h>
 
 #include "rkaccel.h"
@@ -600,11 +602,14 @@ static int latencies(int fd, struct zero_job *z, unsigned int n, double *job_p50
 	return 0;
 }
 
+static int boundary_ns(const struct bench *b, uint64_t *ns, uint64_t *chain_ns);
+
 static int bench_submit_round(struct bench *b)
 {
 	int fd = rkaccel_fd(b->dev);
 	unsigned int jobs = b->quick ? 200 : 2000, n = b->quick ? 100 : LAT_SAMPLES;
 	double one, many, p50, p99, sync50, sync99;
+	uint64_t hop = 0, chain = 0;
 	struct zero_job z1, zn;
 	int ret;
 
@@ -620,8 +625,13 @@ static int bench_submit_round(struct bench *b)
 		ret = latencies(fd, &z1, n, &p50, &p99, &sync50, &sync99);
 	zero_job_fini(fd, &z1);
 	zero_job_fini(fd, &zn);
+	if (!ret)
+		ret = boundary_ns(b, &hop, &chain);
 	if (ret)
 		return ret;
+	if (hop)	/* else not measurable this round: submits slower than hops */
+		figure(b, (double)hop / 1000, "submit.hop_us");
+	figure(b, (double)chain / 1000, "submit.hop_chain_us");
 	figure(b, one, "submit.jobs_per_s.ctx1");
 	figure(b, many, "submit.jobs_per_s.ctx%u", b->info.num_cores);
 	figure(b, p50 / 1000, "submit.latency_us.p50");
@@ -893,17 +903,55 @@ static int zero_job_pin(int fd, const struct bench *b, struct zero_job *z)
 	return 0;
 }
 
-/* One chain of HOPS zero-work jobs, each on the other core after the one before. */
-static int hop_chain(int fd, struct zero_job *z, uint64_t *ns)
+/* When the one fence of sync_file @fd signalled (CLOCK_MONOTONIC ns); 0 if it has not. */
+static uint64_t fence_signalled_ns(int fd)
 {
-	uint64_t t0 = now_ns();
+	struct sync_fence_info fi;
+	struct sync_file_info info = { .num_fences = 1, .sync_fence_info = (uintptr_t)&fi };
+
+	memset(&fi, 0, sizeof(fi));
+	if (ioctl(fd, SYNC_IOC_FILE_INFO, &info) || info.status != 1 || fi.status != 1)
+		return 0;
+	return fi.timestamp_ns;
+}
+
+/*
+ * One chain of HOPS zero-work jobs, each on the other core after the one
+ * before, submitted at once. Per hop, ns into @hop (up to HOPS - 1; the
+ * count into *@n): from a job's fence signalling to the next job's, for
+ * the jobs already queued when the one before signalled, so that the time
+ * of a submit is not in it (a split's jobs are all queued before its first
+ * ends). *@wall: the chain's wall time over its jobs, submissions included.
+ */
+static int hop_chain(int fd, struct zero_job *z, uint64_t *hop, unsigned int *n, uint64_t *wall)
+{
+	int fence[HOPS];
+	uint64_t queued[HOPS], t0 = now_ns();
+	unsigned int i, made = 0;
 	int ret = 0;
 
-	for (unsigned int i = 0; i < HOPS && !ret; i++)
+	for (i = 0; i < HOPS && !ret; i++, made++) {
 		ret = zero_job_submit_after(fd, z, i % 2, i > 0);
+		if (!ret && drmSyncobjExportSyncFile(fd, z->sync, &fence[i]))
+			ret = -errno;
+		queued[i] = now_ns();
+		if (ret)
+			break;
+	}
 	if (!ret)
 		ret = zero_job_wait(fd, z);
-	*ns = (now_ns() - t0) / HOPS;
+	*wall = (now_ns() - t0) / HOPS;
+	*n = 0;
+	for (i = 1; !ret && i < made; i++) {
+		uint64_t before = fence_signalled_ns(fence[i - 1]), done = fence_signalled_ns(fence[i]);
+
+		if (!before || !done)
+			ret = -EIO;
+		else if (queued[i] < before)
+			hop[(*n)++] = done - before;
+	}
+	for (i = 0; i < made; i++)
+		close(fence[i]);
 	return ret;
 }
 
@@ -911,24 +959,36 @@ static int hop_chain(int fd, struct zero_job *z, uint64_t *ns)
  * What one layer boundary of an inference split over the cores costs, ns:
  * its jobs are queued at once, each after the fences of the jobs it waits
  * for (lib/runtime/split.c), so a boundary is a fence hop from one core to
- * another and the next job's start. Measured as a chain of zero-work jobs
- * alternating between two cores, submitted at once, wall time over its
- * jobs (submissions included: an upper bound); the median of HOP_ROUNDS.
+ * another and the next job's start and end. Measured on chains of
+ * zero-work jobs alternating between two cores, submitted at once: the
+ * median hop of HOP_ROUNDS chains (hop_chain()), or 0 when no job was
+ * queued before the one it waits for ended (submits slower than hops, as
+ * under a debug kernel); and, into *@chain_ns, the median wall time per
+ * job of those chains, submissions included (the upper bound this figure
+ * was until 2026-12-07).
  */
-static int boundary_ns(const struct bench *b, uint64_t *ns)
+static int boundary_ns(const struct bench *b, uint64_t *ns, uint64_t *chain_ns)
 {
+	static uint64_t hops[HOP_ROUNDS * HOPS];
 	int fd = rkaccel_fd(b->dev);
-	uint64_t hop[HOP_ROUNDS];
+	uint64_t wall[HOP_ROUNDS];
+	unsigned int nh = 0;
 	struct zero_job z;
 	int ret = zero_job_init(fd, 2, &z);
 
 	if (!ret)
 		ret = zero_job_pin(fd, b, &z);
-	for (unsigned int r = 0; r < HOP_ROUNDS && !ret; r++)
-		ret = hop_chain(fd, &z, &hop[r]);
+	for (unsigned int r = 0; r < HOP_ROUNDS && !ret; r++) {
+		unsigned int n;
+
+		ret = hop_chain(fd, &z, hops + nh, &n, &wall[r]);
+		nh += n;
+	}
 	zero_job_fini(fd, &z);
-	if (!ret)
-		*ns = (uint64_t)percentile(hop, HOP_ROUNDS, 50);
+	if (!ret) {
+		*ns = nh ? (uint64_t)percentile(hops, nh, 50) : 0;
+		*chain_ns = (uint64_t)percentile(wall, HOP_ROUNDS, 50);
+	}
 	return ret;
 }
 
@@ -957,7 +1017,7 @@ static int net_multicore(struct bench *b, const struct net *n, uint64_t bound_ns
 static int bench_nets_all(struct bench *b)
 {
 	struct net nets[NETS] = { 0 };
-	uint64_t bound = 0, trip = 0;
+	uint64_t bound = 0, chain = 0, trip = 0;
 	int ret = 0;
 
 	for (unsigned int i = 0; i < NETS && !ret; i++) {
@@ -975,10 +1035,16 @@ static int bench_nets_all(struct bench *b)
 	if (!ret)
 		ret = round_trip_ns(b, &trip);
 	if (!ret)
-		ret = boundary_ns(b, &bound);
+		ret = boundary_ns(b, &bound, &chain);
+	if (!ret && !bound) {
+		fprintf(stderr, PROG ": no job was queued before the one it waits for ended: "
+			"each boundary is charged a chain's time per job, submits included\n");
+		bound = chain;
+	}
 	if (!ret) {
 		figure(b, (double)trip / 1000, "net.multicore.round_trip_us");
 		figure(b, (double)bound / 1000, "net.multicore.boundary_us");
+		figure(b, (double)chain / 1000, "net.multicore.chain_us");
 	}
 	for (unsigned int r = 0; r < b->rounds && !ret; r++) {
 		for (unsigned int i = 0; i < NETS && !ret; i++) {
@@ -1091,7 +1157,14 @@ static void print_submit(const struct bench *b)
 	cell(fig(b, "submit.ratio_to_syncobj"), "%.2f");
 	printf("  (job p50 / syncobj p50)\n  ratio to syncobj p99: ");
 	cell(fig(b, "submit.ratio_to_syncobj.p99"), "%.2f");
-	printf("  (job p99 / syncobj p50)\n");
+	printf("  (job p99 / syncobj p50)\n  fence hop (us):       ");
+	if (fig(b, "submit.hop_us")->key[0])
+		cell(fig(b, "submit.hop_us"), "%.1f");
+	else	/* no round had a job queued before the one it waits for ended */
+		printf("  %-24s", "not measurable");
+	printf("  (a queued job on another core, after its fence)\n  with submits (us):    ");
+	cell(fig(b, "submit.hop_chain_us"), "%.1f");
+	printf("  (a chain's wall time per job, submitted at once)\n");
 }
 
 static void print_nets(const struct bench *b)
@@ -1126,8 +1199,9 @@ static void print_nets(const struct bench *b)
 		printf("\n");
 	}
 	printf("  one image over the %u cores against one core (device time, each boundary\n"
-	       "  charged a measured fence hop, %.0f us (a submit round trip: %.0f us);\n"
-	       "  ideal %u):\n", b->info.num_cores, fig(b, "net.multicore.boundary_us")->med,
+	       "  charged a measured fence hop of queued jobs, %.0f us (with their submits:\n"
+	       "  %.0f us; a submit round trip: %.0f us); ideal %u):\n", b->info.num_cores,
+	       fig(b, "net.multicore.boundary_us")->med, fig(b, "net.multicore.chain_us")->med,
 	       fig(b, "net.multicore.round_trip_us")->med, b->info.num_cores);
 	for (unsigned int i = 0; i < NETS; i++) {
 		printf("  %-12s", bench_nets[i]);
