@@ -164,8 +164,9 @@ TEST_F(pipe, image_model_bit_exact)
 	rkt_fill_i8(in, runs * is, 6161);
 	ASSERT_EQ(0, rkaccel_pipe_create(ctx, 2, &self->pipe));
 	for (r = 0; r < runs; r++) {
-		if (rkaccel_pipe_pending(self->pipe) == 2)
+		if (rkaccel_pipe_pending(self->pipe) == 2) {
 			ASSERT_EQ(0, rkaccel_pipe_pop(self->pipe, out, os, -1));
+		}
 		ASSERT_EQ(0, rkaccel_pipe_push(self->pipe, in + r * is, is));
 	}
 	/* the last two runs: popped in order, checked against the context's run */
