@@ -1477,7 +1477,8 @@ static void expect_nhwc_attr(struct __test_metadata *_metadata, const rknn_tenso
 /*
  * The batch of @ctx (@b slices of @si) given as UINT8 pixels, in NHWC and in
  * NCHW: every slice equals the CPU reference of the pixels quantized with
- * the input attribute's scale and zero point (@os output elements a slice).
+ * the input attribute's scale and zero point (@os output elements a slice);
+ * an INT8 input refused after them leaves them set, still read as pixels.
  */
 static void expect_u8_batch(struct __test_metadata *_metadata, rknn_context ctx,
 			    const struct rkaccel_model_desc *d, uint32_t b,
@@ -1515,6 +1516,17 @@ static void expect_u8_batch(struct __test_metadata *_metadata, rknn_context ctx,
 				       nchw ? "NCHW" : "NHWC", i);
 		}
 	}
+	/* a refused input leaves the pixels set before it, read as pixels */
+	ri.buf = px;
+	ri.fmt = RKNN_TENSOR_NHWC;
+	ASSERT_EQ(0, rknn_inputs_set(ctx, 1, &ri));
+	ri.type = RKNN_TENSOR_INT8;
+	ri.size--;
+	EXPECT_EQ(RKNN_ERR_INPUT_INVALID, rknn_inputs_set(ctx, 1, &ri));
+	memset(out, 0x5a, b * os);
+	ASSERT_EQ(0, rknn_run(ctx, NULL));
+	ASSERT_EQ(0, rknn_outputs_get(ctx, 1, &o, NULL));
+	EXPECT_EQ(0, memcmp(out, ref, b * os)) TH_LOG("the refused input changed the set one");
 	free(px);
 	free(chw);
 	free(q);

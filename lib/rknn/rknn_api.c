@@ -865,6 +865,7 @@ static int in_layout_kept(const struct rknn_ctx *c, const rknn_input *in)
 int set_input(struct rknn_ctx *c, const rknn_input *in)
 {
 	size_t n = c->in_attr.size;
+	size_t bytes = in->type == RKNN_TENSOR_FLOAT32 && !in->pass_through ? n * sizeof(float) : n;
 	float scale = c->in_attr.scale;
 	int32_t zp = c->in_attr.zero_point;
 
@@ -875,37 +876,23 @@ int set_input(struct rknn_ctx *c, const rknn_input *in)
 	if (in->fmt != RKNN_TENSOR_NCHW && in->fmt != RKNN_TENSOR_NHWC &&
 	    in->fmt != RKNN_TENSOR_UNDEFINED)
 		return RKNN_ERR_INPUT_INVALID;
-	c->in_u8 = 0;
-	if (in->pass_through) {
-		if (in->size != n)
-			return RKNN_ERR_INPUT_INVALID;
+	if (!in->pass_through && in->type != RKNN_TENSOR_INT8 && in->type != RKNN_TENSOR_UINT8 &&
+	    in->type != RKNN_TENSOR_FLOAT32)
+		return RKNN_ERR_INPUT_INVALID;
+	if (in->size != bytes)
+		return RKNN_ERR_INPUT_INVALID;
+	/* checked: c->in and how it is read change together from here */
+	c->in_u8 = !in->pass_through && in->type == RKNN_TENSOR_UINT8 && in_layout_kept(c, in);
+	if (in->pass_through || c->in_u8) {
 		memcpy(c->in, in->buf, n);
 		return RKNN_SUCC;
 	}
-	switch (in->type) {
-	case RKNN_TENSOR_INT8:
-		if (in->size != n)
-			return RKNN_ERR_INPUT_INVALID;
+	if (in->type == RKNN_TENSOR_INT8)
 		memcpy(c->in, in->buf, n);
-		break;
-	case RKNN_TENSOR_UINT8:
-		if (in->size != n)
-			return RKNN_ERR_INPUT_INVALID;
-		if (in_layout_kept(c, in)) {
-			memcpy(c->in, in->buf, n);
-			c->in_u8 = 1;
-			return RKNN_SUCC;
-		}
+	else if (in->type == RKNN_TENSOR_UINT8)
 		rkaccel_quantize_u8(in->buf, n, scale, zp, c->in);
-		break;
-	case RKNN_TENSOR_FLOAT32:
-		if (in->size != n * sizeof(float))
-			return RKNN_ERR_INPUT_INVALID;
+	else
 		rkaccel_quantize(in->buf, n, scale, zp, c->in);
-		break;
-	default:
-		return RKNN_ERR_INPUT_INVALID;
-	}
 	return in_layout_kept(c, in) ? RKNN_SUCC : nchw_to_nhwc(c);
 }
 
