@@ -25,6 +25,11 @@ module_param(max_job_ms, uint, 0644);
 MODULE_PARM_DESC(max_job_ms,
 		 "Most time one job may hold a core, progressing or not, ms (default 30000)");
 
+static unsigned int poll_first_us = 10;
+module_param(poll_first_us, uint, 0644);
+MODULE_PARM_DESC(poll_first_us,
+		 "RK3576: first look at a running chain's task counter, us, doubled at each look up to 200 (default 10; writable, read at each chain's start)");
+
 u32 rkaccel_core_hw_version(struct rkaccel_core *core)
 {
 	return rkaccel_core_read(core, RKNPU_PC_VERSION) +
@@ -156,8 +161,28 @@ static bool rkaccel_core_polls(const struct rkaccel_core *core)
 	return core->rdev->soc->soc == DRM_RKACCEL_SOC_RK3576;
 }
 
-/* How often a polled chain's task counter is read. */
-#define RKACCEL_POLL_NS		(200 * NSEC_PER_USEC)
+/*
+ * When a polled chain's task counter is read: first soon after the start
+ * (poll_first_us), then twice as late each time up to a ceiling, so that a
+ * short chain ends within tens of microseconds and a long one costs a few
+ * reads more. At 200 us from the start, the fixed period it was before.
+ */
+#define RKACCEL_POLL_MAX_NS	(200 * NSEC_PER_USEC)
+
+static u32 rkaccel_core_poll_first_ns(void)
+{
+	return clamp_t(u32, READ_ONCE(poll_first_us), 1, RKACCEL_POLL_MAX_NS / NSEC_PER_USEC) *
+	       NSEC_PER_USEC;
+}
+
+/* The next look's delay, and the one after it doubled up to the ceiling. */
+static ktime_t rkaccel_core_poll_next(struct rkaccel_core *core)
+{
+	u32 ns = READ_ONCE(core->poll_ns);
+
+	WRITE_ONCE(core->poll_ns, min_t(u32, ns * 2, RKACCEL_POLL_MAX_NS));
+	return ns_to_ktime(ns);
+}
 
 /* Under the job lock: start the job's next chain; returns the job when it is done. */
 static struct rkaccel_job *rkaccel_core_advance(struct rkaccel_core *core,
@@ -183,7 +208,7 @@ static enum hrtimer_restart rkaccel_core_poll_timer(struct hrtimer *timer)
 		queue_work(system_highpri_wq, &core->poll_work);
 		return HRTIMER_NORESTART;
 	}
-	hrtimer_forward_now(timer, ns_to_ktime(RKACCEL_POLL_NS));
+	hrtimer_forward_now(timer, rkaccel_core_poll_next(core));
 	return HRTIMER_RESTART;
 }
 
@@ -199,7 +224,7 @@ static void rkaccel_core_poll_work(struct work_struct *work)
 	job = core->job;
 	if (job && rkaccel_core_tasks_done(core) < job->tasks[job->next_task].task_count) {
 		/* another chain since the timer looked (or a reset): keep watching */
-		hrtimer_start(&core->poll, ns_to_ktime(RKACCEL_POLL_NS), HRTIMER_MODE_REL);
+		hrtimer_start(&core->poll, rkaccel_core_poll_next(core), HRTIMER_MODE_REL);
 	} else if (job) {
 		rkaccel_core_write(core, RKNPU_PC_OPERATION_ENABLE, 0);
 		rkaccel_core_write(core, RKNPU_PC_INTERRUPT_CLEAR, RKNPU_INT_ALL);
@@ -351,7 +376,8 @@ void rkaccel_core_start_task(struct rkaccel_core *core, const struct drm_rkaccel
 	rkaccel_core_write(core, RKNPU_PC_OPERATION_ENABLE, 1);
 	if (rkaccel_core_polls(core)) {
 		WRITE_ONCE(core->poll_tasks, task_count);
-		hrtimer_start(&core->poll, ns_to_ktime(RKACCEL_POLL_NS), HRTIMER_MODE_REL);
+		WRITE_ONCE(core->poll_ns, rkaccel_core_poll_first_ns());
+		hrtimer_start(&core->poll, rkaccel_core_poll_next(core), HRTIMER_MODE_REL);
 	}
 }
 

@@ -79,6 +79,7 @@ struct rkaccel_reg_ops {
  *	watches PC_TASK_STATUS reach @poll_tasks while a chain runs.
  * @poll_work: completes the chain @poll saw done, as the interrupt would.
  * @poll_tasks: tasks of the running chain.
+ * @poll_ns: how long until @poll looks again: doubled at each look.
  * @done_bits: the completion bits of the running chain's last block,
  *	enabled in INTERRUPT_MASK; under @job_lock.
  * @fault_work: resets the core after an error interrupt or an IOMMU
@@ -116,6 +117,7 @@ struct rkaccel_core {
 	struct hrtimer poll;
 	struct work_struct poll_work;
 	u32 poll_tasks;
+	u32 poll_ns;
 	u32 done_bits;
 	struct work_struct fault_work;
 	struct rkaccel_job *faulted;
