@@ -165,7 +165,7 @@ static bool rkaccel_core_polls(const struct rkaccel_core *core)
  * When a polled chain's task counter is read: first soon after the start
  * (poll_first_us), then twice as late each time up to a ceiling, so that a
  * short chain ends within tens of microseconds and a long one costs a few
- * reads more. At 200 us from the start, the fixed period it was before.
+ * reads more; from there every 200 us, the fixed period it was before.
  */
 #define RKACCEL_POLL_MAX_NS	(200 * NSEC_PER_USEC)
 
