@@ -930,13 +930,12 @@ static int hop_chain(int fd, struct zero_job *z, uint64_t *hop, unsigned int *n,
 	unsigned int i, made = 0;
 	int ret = 0;
 
-	for (i = 0; i < HOPS && !ret; i++, made++) {
+	for (i = 0; i < HOPS && !ret; i++) {
 		ret = zero_job_submit_after(fd, z, i % 2, i > 0);
 		if (!ret && drmSyncobjExportSyncFile(fd, z->sync, &fence[i]))
 			ret = -errno;
-		queued[i] = now_ns();
-		if (ret)
-			break;
+		if (!ret)
+			queued[made++] = now_ns();
 	}
 	if (!ret)
 		ret = zero_job_wait(fd, z);

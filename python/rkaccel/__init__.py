@@ -359,12 +359,13 @@ class Context:
         _check(_ctx_dup(self._h, ctypes.byref(h)), "rkaccel_ctx_dup")
         return Context(self._dev, _handle=h)
 
-    def _input(self, x):
+    def _input(self, x, dtype=np.int8):
         ia = self.input_attr
         x = np.ascontiguousarray(x)
-        if x.dtype != np.int8 or x.size != int(np.prod(ia.shape)):
-            raise ValueError("input must be int8 of %d elements (%r), not %s of %d" %
-                             (int(np.prod(ia.shape)), ia.shape, x.dtype, x.size))
+        if x.dtype != dtype or x.size != int(np.prod(ia.shape)):
+            raise ValueError("input must be %s of %d elements (%r), not %s of %d" %
+                             (np.dtype(dtype), int(np.prod(ia.shape)), ia.shape, x.dtype,
+                              x.size))
         return x
 
     def run(self, x):
@@ -379,11 +380,8 @@ class Context:
     def run_u8(self, x):
         """Run the batch on uint8 pixels @x, one per input element: quantized with the
         input's scale and zero point as each slice is laid out. The output."""
+        x = self._input(x, np.uint8)
         ia, oa = self.input_attr, self.output_attr
-        x = np.ascontiguousarray(x)
-        if x.dtype != np.uint8 or x.size != int(np.prod(ia.shape)):
-            raise ValueError("input must be uint8 of %d elements (%r), not %s of %d" %
-                             (int(np.prod(ia.shape)), ia.shape, x.dtype, x.size))
         out = np.empty(oa.shape, oa.dtype)
         _check(_ctx_run_u8(self._h, x.ctypes.data, x.nbytes, ia.scale, ia.zero_point,
                            out.ctypes.data, out.nbytes), "rkaccel_ctx_run_u8")
