@@ -40,6 +40,7 @@ struct rkaccel_core *rkaccel_core_create(struct rkaccel_device *rdev, unsigned i
 					 const struct rkaccel_reg_ops *ops, void *backend)
 {
 	struct rkaccel_core *core;
+	int ret;
 
 	core = drmm_kzalloc(&rdev->ddev, sizeof(*core), GFP_KERNEL);
 	if (!core)
@@ -56,7 +57,15 @@ struct rkaccel_core *rkaccel_core_create(struct rkaccel_device *rdev, unsigned i
 	spin_lock_init(&core->job_lock);
 	spin_lock_init(&core->load_lock);
 	spin_lock_init(&core->fence_lock);
-	return core;
+	ret = rkaccel_core_vm_init(core);
+	return ret ? ERR_PTR(ret) : core;
+}
+
+/* The backend's reset, then the core's address space back on. */
+void rkaccel_core_reset(struct rkaccel_core *core)
+{
+	core->ops->reset(core);
+	rkaccel_core_vm_restore(core);
 }
 
 /*
@@ -143,7 +152,7 @@ static void rkaccel_core_fault_work(struct work_struct *work)
 	struct rkaccel_job *job = core->faulted;
 	bool cookie;
 
-	core->ops->reset(core);
+	rkaccel_core_reset(core);
 	core->faulted = NULL;
 	cookie = dma_fence_begin_signalling();
 	rkaccel_job_finish(core, job, core->fault_error);

@@ -5,8 +5,10 @@
 #include <drm/gpu_scheduler.h>
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
+#include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 
 /* The load window: 10 slots of 100 ms. */
@@ -24,8 +26,11 @@ struct rkaccel_vm;
  * @read: read the 32-bit register at byte offset @reg.
  * @write: write @val to the 32-bit register at byte offset @reg.
  * @attach_vm: make @vm the address space the core's DMA goes through
- *	(silicon: attach its IOMMU domain; simulator: its page table); an
- *	error fails the job, which never runs on another address space.
+ *	(silicon: attach its IOMMU domain; simulator: its page table). At
+ *	SUBMIT before the job is armed, or after a reset; never in a
+ *	fence-signalling section (an IOMMU attach takes a mutex held across
+ *	allocations). An error fails the SUBMIT, or after a reset the jobs
+ *	queued: none runs on another address space.
  * @reset: reset the core: stop whatever it runs, registers to defaults
  *	(silicon masks the interrupt and waits for its handler first).
  * @power_get: optional, at SUBMIT before the job is armed (process
@@ -69,6 +74,14 @@ struct rkaccel_reg_ops {
  * @sched: the core's job queue, one job in flight.
  * @sched_self: a scheduler list of just @sched, to pin an entity's next job.
  * @queued: jobs pushed to this core and not yet done, for balancing.
+ * @vm_lock: serialises address-space switches (rkaccel_core_vm_get()).
+ * @vm_owner: the address space attached to the core, whose jobs alone are
+ *	armed on it; NULL when none is known to be attached.
+ * @vm_jobs: leases of @vm_owner: its jobs armed on the core (or about to
+ *	be) and not yet ended.
+ * @vm_wanted: SUBMITs of other address spaces waiting for the core.
+ * @vm_idle: woken when @vm_jobs drops to zero or @vm_wanted changes.
+ * @vm_switches: address-space switches, for debugfs.
  * @fence_context: dma_fence context of the core's hardware fences.
  * @fence_seqno: last seqno used on @fence_context.
  * @fence_lock: lock of the core's hardware fences.
@@ -107,6 +120,12 @@ struct rkaccel_core {
 	struct drm_gpu_scheduler sched;
 	struct drm_gpu_scheduler *sched_self;
 	atomic_t queued;
+	struct mutex vm_lock;	/* address-space switches */
+	struct rkaccel_vm *vm_owner;
+	atomic_t vm_jobs;
+	atomic_t vm_wanted;
+	wait_queue_head_t vm_idle;
+	atomic64_t vm_switches;
 	u64 fence_context;
 	u64 fence_seqno;
 	spinlock_t fence_lock;	/* of the hardware fences */
@@ -169,6 +188,14 @@ static inline void rkaccel_core_job_end(struct rkaccel_core *core, struct rkacce
 		core->ops->job_end(core, job);
 	rkaccel_core_power_put(core);
 }
+
+int rkaccel_core_vm_init(struct rkaccel_core *core);
+bool rkaccel_core_vm_ready(struct rkaccel_core *core, struct rkaccel_vm *vm, bool self);
+int rkaccel_core_vm_get(struct rkaccel_core *core, struct rkaccel_vm *vm, bool self);
+void rkaccel_core_vm_put(struct rkaccel_core *core);
+void rkaccel_core_vm_restore(struct rkaccel_core *core);
+void rkaccel_core_vm_forget(struct rkaccel_device *rdev, struct rkaccel_vm *vm);
+void rkaccel_core_reset(struct rkaccel_core *core);
 
 u32 rkaccel_core_hw_version(struct rkaccel_core *core);
 struct rkaccel_core *rkaccel_core_create(struct rkaccel_device *rdev, unsigned int index,

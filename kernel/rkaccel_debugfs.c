@@ -15,14 +15,15 @@ static int rkaccel_cores_show(struct seq_file *m, void *unused)
 	struct rkaccel_device *rdev = m->private;
 	unsigned int i;
 
-	seq_puts(m, "core jobs faults resets busy_ns load_permille\n");
+	seq_puts(m, "core jobs faults resets busy_ns load_permille vm_switches\n");
 	for (i = 0; i < rdev->num_cores; i++) {
 		struct rkaccel_core *core = rdev->cores[i];
 
-		seq_printf(m, "%u %llu %llu %llu %llu %u\n", i,
+		seq_printf(m, "%u %llu %llu %llu %llu %u %llu\n", i,
 			   (u64)atomic64_read(&core->jobs), (u64)atomic64_read(&core->faults),
 			   (u64)atomic64_read(&core->resets), (u64)atomic64_read(&core->busy_ns),
-			   rkaccel_core_load_permille(core));
+			   rkaccel_core_load_permille(core),
+			   (u64)atomic64_read(&core->vm_switches));
 	}
 	return 0;
 }

@@ -66,6 +66,7 @@ static void rkaccel_file_release(struct kref *kref)
 
 	atomic_dec(&rfile->rdev->file_count);
 	xa_destroy(&rfile->ctxs);
+	rkaccel_core_vm_forget(rfile->rdev, &rfile->vm);
 	rkaccel_hw_vm_fini(rfile->rdev, &rfile->vm);
 	rkaccel_vm_fini(&rfile->vm);
 	kfree(rfile);

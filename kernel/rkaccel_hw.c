@@ -150,7 +150,7 @@ static void hw_write(struct rkaccel_core *core, u32 reg, u32 val)
 	rkaccel_hw_write(core->backend, reg, val);
 }
 
-/* Back to the default domain; the next job attaches its own again. */
+/* Back to the default domain; the core's lease attaches one again. */
 static void hw_detach_locked(struct rkaccel_hw_core *hw)
 {
 	lockdep_assert_held(&hw->domain_lock);
@@ -161,9 +161,10 @@ static void hw_detach_locked(struct rkaccel_hw_core *hw)
 }
 
 /*
- * Switch the core's IOMMU only when the job's address space differs. On a
- * failure the core is left detached and the job fails: it must never run
- * on the default domain, which reaches other memory.
+ * At SUBMIT (a switch of the core's lease) or after a reset, never in a
+ * fence-signalling section: iommu_attach_group() takes the group's mutex.
+ * On a failure the core is left detached and no job runs on it: never on
+ * the default domain, which reaches other memory.
  */
 static int hw_attach_vm(struct rkaccel_core *core, struct rkaccel_vm *vm)
 {
@@ -207,7 +208,11 @@ static void hw_reset(struct rkaccel_core *core)
 	/* whether srst clears the status is not known: bits of the old job go */
 	rkaccel_hw_write(hw, RKNPU_PC_INTERRUPT_CLEAR, RKNPU_INT_ALL);
 	WRITE_ONCE(hw->in_reset, false);
-	/* The IOMMU state after a core reset is not trusted: reattach. */
+	/*
+	 * srst takes the IOMMU's state too (the vendor detaches and attaches
+	 * after each soft reset): off here, rkaccel_core_vm_restore() puts
+	 * the core's leased domain back on.
+	 */
 	guard(mutex)(&hw->domain_lock);
 	hw_detach_locked(hw);
 }

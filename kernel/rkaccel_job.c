@@ -13,6 +13,7 @@
 #include <linux/dma-resv.h>
 #include <linux/module.h>
 #include <linux/overflow.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -61,8 +62,10 @@ static void rkaccel_job_unqueue(struct rkaccel_job *job)
 {
 	struct rkaccel_core *core = xchg(&job->queued_on, NULL);
 
-	if (core)
+	if (core) {
 		atomic_dec(&core->queued);
+		rkaccel_core_vm_put(core);
+	}
 }
 
 /* Account the job and signal its hardware fence; the job may go after. */
@@ -92,8 +95,9 @@ void rkaccel_job_finish(struct rkaccel_core *core, struct rkaccel_job *job, int 
 }
 
 /*
- * A fence-signalling section: everything here was allocated, pinned and
- * powered at SUBMIT, so nothing waits on memory or on other fences.
+ * A fence-signalling section: everything here was allocated, pinned,
+ * powered and attached at SUBMIT, so nothing waits on memory, locks that
+ * allocation holds, or other fences.
  */
 static struct dma_fence *rkaccel_job_run(struct drm_sched_job *sched_job)
 {
@@ -102,7 +106,6 @@ static struct dma_fence *rkaccel_job_run(struct drm_sched_job *sched_job)
 	struct drm_rkaccel_task *t = &job->tasks[0];
 	unsigned long flags;
 	bool cookie;
-	int ret;
 
 	if (unlikely(sched_job->s_fence->finished.error))
 		return NULL;
@@ -113,13 +116,11 @@ static struct dma_fence *rkaccel_job_run(struct drm_sched_job *sched_job)
 	if (atomic_read(&job->ctx->guilty))
 		return ERR_PTR(-ECANCELED);
 
+	/* the core's lease: only a reset that could not restore it differs */
+	if (unlikely(READ_ONCE(core->vm_owner) != &job->ctx->rfile->vm))
+		return ERR_PTR(-EIO);
+
 	cookie = dma_fence_begin_signalling();
-	/* Never on another address space: without its own the job fails. */
-	ret = core->ops->attach_vm(core, &job->ctx->rfile->vm);
-	if (ret) {
-		dma_fence_end_signalling(cookie);
-		return ERR_PTR(ret);
-	}
 	dma_fence_init(job->done, &rkaccel_fence_ops, &core->fence_lock, core->fence_context,
 		       ++core->fence_seqno);
 	__module_get(THIS_MODULE);	/* dropped by rkaccel_fence_release() */
@@ -156,7 +157,7 @@ void rkaccel_job_hung(struct rkaccel_core *core, struct rkaccel_job *job)
 	 * Outside the signalling section: the reset waits for the core's own
 	 * completion path (IRQ thread, simulator work), which signals fences.
 	 */
-	core->ops->reset(core);
+	rkaccel_core_reset(core);
 	cookie = dma_fence_begin_signalling();
 	atomic64_inc(&core->resets);
 	atomic_set(&job->ctx->guilty, 1);
@@ -429,6 +430,12 @@ static int rkaccel_submit_add_in_syncs(struct rkaccel_job *job, struct drm_file 
 	return ret;
 }
 
+/* A core held by another address space counts as the busiest: waiting is the last resort. */
+static int rkaccel_job_core_load(struct rkaccel_core *core, struct rkaccel_vm *vm)
+{
+	return atomic_read(&core->queued) + (rkaccel_core_vm_ready(core, vm, false) ? 0 : SZ_64K);
+}
+
 /*
  * Steer the context's next job to the core of its mask with the fewest jobs
  * queued, staying on its current core on a tie. drm_sched moves an entity
@@ -436,6 +443,7 @@ static int rkaccel_submit_add_in_syncs(struct rkaccel_job *job, struct drm_file 
  */
 static struct rkaccel_core *rkaccel_job_balance(struct rkaccel_job *job)
 {
+	struct rkaccel_vm *vm = &job->ctx->rfile->vm;
 	struct rkaccel_ctx *ctx = job->ctx;
 	struct rkaccel_device *rdev = ctx->rfile->rdev;
 	struct drm_gpu_scheduler *cur = ctx->entity.rq ? ctx->entity.rq->sched : NULL;
@@ -454,8 +462,8 @@ static struct rkaccel_core *rkaccel_job_balance(struct rkaccel_job *job)
 			best = core;
 			continue;
 		}
-		load = atomic_read(&core->queued);
-		best_load = atomic_read(&best->queued);
+		load = rkaccel_job_core_load(core, vm);
+		best_load = rkaccel_job_core_load(best, vm);
 		if (load < best_load || (load == best_load && &core->sched == cur))
 			best = core;
 	}
@@ -464,21 +472,44 @@ static struct rkaccel_core *rkaccel_job_balance(struct rkaccel_job *job)
 }
 
 /*
- * Power the cores the job may be armed on, before arming it (arming cannot
- * be undone): drm_sched keeps a busy entity on its current core and moves
- * an idle one to the core rkaccel_job_balance() left in its list, @best.
- * @cores gets the one or two cores, NULL-padded.
+ * An entity with no job queued and its last one done: arming moves it to
+ * the core its list names. Under balance_lock nothing can queue on it, so
+ * an idle entity stays idle until the arm.
  */
-static int rkaccel_job_power_up(struct rkaccel_job *job, struct rkaccel_core *best,
-				struct rkaccel_core *cores[2])
+static bool rkaccel_entity_idle(struct drm_sched_entity *entity)
 {
-	struct drm_sched_rq *rq = job->ctx->entity.rq;
+	struct dma_fence *last;
+
+	if (spsc_queue_count(&entity->job_queue))
+		return false;
+	smp_rmb();	/* as drm_sched_entity_select_rq(): the queue before the last job */
+	last = rcu_dereference_check(entity->last_scheduled, true);
+	return !last || dma_fence_is_signaled(last);
+}
+
+/*
+ * The cores the job may be armed on (arming cannot be undone): drm_sched
+ * keeps a busy entity on its current core and moves an idle one to the
+ * core rkaccel_job_balance() left in its list, @best. @cores gets the one
+ * or two cores, NULL-padded.
+ */
+static int rkaccel_job_candidates(struct rkaccel_job *job, struct rkaccel_core *best,
+				  struct rkaccel_core *cores[2])
+{
+	struct drm_sched_entity *entity = &job->ctx->entity;
+
+	cores[0] = entity->rq ? sched_to_core(entity->rq->sched) : best;
+	if (best && rkaccel_entity_idle(entity))
+		cores[0] = best;
+	cores[1] = best != cores[0] ? best : NULL;
+	return cores[0] ? 0 : -ENODEV;
+}
+
+/* Power the candidate cores before the job is armed. */
+static int rkaccel_job_power_up(struct rkaccel_core *cores[2])
+{
 	int ret;
 
-	cores[0] = rq ? sched_to_core(rq->sched) : best;
-	cores[1] = best != cores[0] ? best : NULL;
-	if (!cores[0])
-		return -ENODEV;
 	ret = rkaccel_core_power_get(cores[0]);
 	if (ret || !cores[1])
 		return ret;
@@ -486,6 +517,13 @@ static int rkaccel_job_power_up(struct rkaccel_job *job, struct rkaccel_core *be
 	if (ret)
 		rkaccel_core_power_put(cores[0]);
 	return ret;
+}
+
+static void rkaccel_job_power_drop(struct rkaccel_core *cores[2])
+{
+	rkaccel_core_power_put(cores[0]);
+	if (cores[1])
+		rkaccel_core_power_put(cores[1]);
 }
 
 /* Armed on @core: keep its power reference for the job, drop the other. */
@@ -499,8 +537,49 @@ static void rkaccel_job_power_keep(struct rkaccel_core *core, struct rkaccel_cor
 			rkaccel_core_power_put(cores[i]);
 }
 
-/* Implicit sync on the BOs, then queue; the finished fence lands in resv. */
-static int rkaccel_submit_push(struct rkaccel_job *job, struct dma_fence **out)
+/*
+ * Lease the candidate cores to the job's address space, attaching it where
+ * needed: here, not in run_job. All or none: on -EAGAIN, *@busy is the
+ * core to wait for. @wanted: the core on which the caller counts as a
+ * waiter.
+ */
+static int rkaccel_job_lease(struct rkaccel_job *job, struct rkaccel_core *cores[2],
+			     struct rkaccel_core *wanted, struct rkaccel_core **busy)
+{
+	struct rkaccel_vm *vm = &job->ctx->rfile->vm;
+	int ret;
+
+	ret = rkaccel_core_vm_get(cores[0], vm, wanted == cores[0]);
+	if (ret) {
+		*busy = cores[0];
+		return ret;
+	}
+	if (!cores[1])
+		return 0;
+	ret = rkaccel_core_vm_get(cores[1], vm, wanted == cores[1]);
+	if (ret) {
+		*busy = cores[1];
+		rkaccel_core_vm_put(cores[0]);
+	}
+	return ret;
+}
+
+/* Armed on @core: its lease is the job's until the job ends. */
+static void rkaccel_job_lease_keep(struct rkaccel_core *core, struct rkaccel_core *cores[2])
+{
+	unsigned int i;
+
+	for (i = 0; i < 2; i++)
+		if (cores[i] && cores[i] != core)
+			rkaccel_core_vm_put(cores[i]);
+}
+
+/*
+ * Implicit sync on the BOs, then queue; the finished fence lands in resv.
+ * -EAGAIN: *@busy, a candidate core, runs another address space's jobs.
+ */
+static int rkaccel_submit_push(struct rkaccel_job *job, struct dma_fence **out,
+			       struct rkaccel_core *wanted, struct rkaccel_core **busy)
 {
 	struct rkaccel_device *rdev = job->ctx->rfile->rdev;
 	struct rkaccel_core *cores[2];
@@ -529,12 +608,21 @@ static int rkaccel_submit_push(struct rkaccel_job *job, struct dma_fence **out)
 		ret = -ENOENT;	/* CTX_DESTROY won the race */
 		goto unlock_balance;
 	}
-	/* power may fail: before the point of no return, issue 28 finding 11 */
-	ret = rkaccel_job_power_up(job, rkaccel_job_balance(job), cores);
+	/* power and lease may fail: before the point of no return (issue 28 finding 11) */
+	ret = rkaccel_job_candidates(job, rkaccel_job_balance(job), cores);
 	if (ret)
 		goto unlock_balance;
+	ret = rkaccel_job_power_up(cores);
+	if (ret)
+		goto unlock_balance;
+	ret = rkaccel_job_lease(job, cores, wanted, busy);
+	if (ret) {
+		rkaccel_job_power_drop(cores);
+		goto unlock_balance;
+	}
 	drm_sched_job_arm(&job->base);
 	rkaccel_job_power_keep(sched_to_core(job->base.sched), cores);
+	rkaccel_job_lease_keep(sched_to_core(job->base.sched), cores);
 	/* DMA state of the core, outside the signalling path */
 	rkaccel_core_job_begin(sched_to_core(job->base.sched), job);
 	job->prepared = sched_to_core(job->base.sched);
@@ -564,14 +652,50 @@ unlock:
  * The push powers a core and arms the job on it: the device's unplug waits
  * for it, and after the unplug no push reaches a core (rkaccel_core_detach()).
  */
-static int rkaccel_submit_push_present(struct rkaccel_job *job, struct dma_fence **out)
+static int rkaccel_submit_push_present(struct rkaccel_job *job, struct dma_fence **out,
+				       struct rkaccel_core *wanted, struct rkaccel_core **busy)
 {
 	int idx, ret;
 
 	if (!drm_dev_enter(&job->ctx->rfile->rdev->ddev, &idx))
 		return -ENODEV;
-	ret = rkaccel_submit_push(job, out);
+	ret = rkaccel_submit_push(job, out, wanted, busy);
 	drm_dev_exit(idx);
+	return ret;
+}
+
+/*
+ * Queue the job, waiting (holding nothing) while a core it may run on
+ * holds another address space's jobs. A waiter counts in the core's
+ * @vm_wanted until it is through, so that the owner yields the core.
+ */
+static int rkaccel_submit_queue(struct rkaccel_job *job, struct dma_fence **out)
+{
+	struct rkaccel_vm *vm = &job->ctx->rfile->vm;
+	struct rkaccel_core *wanted = NULL, *busy = NULL;
+	int ret;
+
+	for (;;) {
+		ret = rkaccel_submit_push_present(job, out, wanted, &busy);
+		if (ret != -EAGAIN)
+			break;
+		if (wanted != busy) {
+			if (wanted) {
+				atomic_dec(&wanted->vm_wanted);
+				wake_up_all(&wanted->vm_idle);
+			}
+			wanted = busy;
+			atomic_inc(&wanted->vm_wanted);
+		}
+		ret = wait_event_interruptible(wanted->vm_idle,
+					       rkaccel_core_vm_ready(wanted, vm, true));
+		if (ret)
+			break;
+	}
+	if (wanted) {
+		atomic_dec(&wanted->vm_wanted);
+		wake_up_all(&wanted->vm_idle);
+	}
 	return ret;
 }
 
@@ -658,7 +782,7 @@ int rkaccel_ioctl_submit(struct drm_device *ddev, void *data, struct drm_file *f
 		goto err_out;
 	ret = rkaccel_submit_add_in_syncs(job, file, args);
 	if (!ret)
-		ret = rkaccel_submit_push_present(job, &fence);
+		ret = rkaccel_submit_queue(job, &fence);
 	if (ret) {
 		drm_sched_job_cleanup(&job->base);
 		goto err_out;

@@ -5,6 +5,8 @@
  * a fault or a hang, with the recovery that follows.
  */
 
+#include <sys/wait.h>
+
 #include "kselftest_harness.h"
 #include "rkaccel_test.h"
 #include "regcmd.h"
@@ -506,28 +508,152 @@ TEST_F(fence, fault_resets_the_core)
 }
 
 /*
- * The core cannot take the job's address space (silicon: iommu_attach_group
- * failing): the job fails without starting, on no other address space, and
- * the context and the core go on.
+ * The core cannot take the file's address space (silicon: iommu_attach_group
+ * failing): SUBMIT fails before the job is armed, so it never runs on
+ * another address space, and the context and the core go on.
  */
-TEST_F(fence, attach_failure_fails_the_job)
+TEST_F(fence, attach_failure_fails_the_submit)
 {
-	uint32_t ctx = new_ctx(self, 1), out = new_syncobj(self->fd), ok = new_syncobj(self->fd);
+	uint32_t ctx = new_ctx(self, 1), ok = new_syncobj(self->fd);
 	struct drm_rkaccel_task t = slot_job(self, 0, 3, 0, NULL), good = slot_job(self, 1, 3, 0, NULL);
 	struct drm_rkaccel_ctx_query cq;
 	uint64_t left = 1;
 
 	ASSERT_EQ(0, rkt_param_write_u64(SIM_FAIL_ATTACH_PATH, 1));
-	ASSERT_EQ(0, sub1(self, ctx, &t, NULL, 0, out, 0));
-	ASSERT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(10000)));
-	EXPECT_EQ(-EIO, status_of(self->fd, out)) TH_LOG("ran without its address space");
+	EXPECT_EQ(-EIO, sub1(self, ctx, &t, NULL, 0, 0, 0)) TH_LOG("queued without its address space");
 	ASSERT_EQ(0, rkt_param_read_u64(SIM_FAIL_ATTACH_PATH, &left));
 	EXPECT_EQ(0, left);
 	ASSERT_EQ(0, rkt_ctx_query(self->fd, ctx, &cq));
 	EXPECT_EQ(DRM_RKACCEL_CTX_OK, cq.state);
+	EXPECT_EQ(0, cq.jobs_submitted);
 	ASSERT_EQ(0, sub1(self, ctx, &good, NULL, 0, ok, 0));
 	ASSERT_EQ(0, rkt_syncobj_wait(self->fd, ok, rkt_deadline_ms(10000)));
 	EXPECT_EQ(1, status_of(self->fd, ok));
+}
+
+/* --- a core's address space: leased at SUBMIT, never switched in run_job -- */
+
+/* Another open file (another address space) with a short job on core 0. */
+struct other_file {
+	int fd;
+	struct rkt_bo cmd;
+	struct drm_rkaccel_submit_bo bo;
+	struct drm_rkaccel_task task;
+	uint32_t ctx, out;
+};
+
+static int other_file_open(struct other_file *o, uint32_t ntasks)
+{
+	struct rkt_chain ch;
+	int ret;
+
+	memset(o, 0, sizeof(*o));
+	o->fd = rkt_open_fd();
+	if (o->fd < 0)
+		return o->fd;
+	ret = rkt_bo_new(o->fd, 64u << 10, 0, &o->cmd);
+	if (!ret)
+		ret = rkt_chain_build(o->cmd.map, o->cmd.npu_addr, o->cmd.map_len, 0, ntasks, 2, 0,
+				      &ch);
+	if (!ret)
+		ret = rkt_ctx_create(o->fd, 1, DRM_RKACCEL_PRIORITY_NORMAL, &o->ctx);
+	if (!ret)
+		ret = rkt_syncobj_create(o->fd, &o->out);
+	o->task = rkt_chain_task(&ch);
+	o->bo.handle = o->cmd.handle;
+	return ret;
+}
+
+static int other_file_submit(struct other_file *o)
+{
+	return rkt_submit(o->fd, o->ctx, &o->task, 1, &o->bo, 1, NULL, 0, o->out, 0);
+}
+
+static void other_file_close(struct other_file *o)
+{
+	if (o->fd < 0)
+		return;
+	rkt_bo_free(o->fd, &o->cmd);
+	close(o->fd);
+}
+
+/*
+ * Core 0 runs a 100 ms job of this file: another file's SUBMIT to core 0
+ * returns only once that job is done (the core's IOMMU is switched there,
+ * not in run_job), and both jobs run.
+ */
+TEST_F(fence, another_file_waits_for_the_core)
+{
+	uint32_t ctx = new_ctx(self, 1), out = new_syncobj(self->fd);
+	struct drm_rkaccel_task slow = slot_job(self, 0, 400, 0, NULL);
+	struct other_file o;
+	uint64_t t0, waited;
+
+	ASSERT_EQ(0, other_file_open(&o, 3));
+	t0 = rkt_now_ns();
+	ASSERT_EQ(0, sub1(self, ctx, &slow, NULL, 0, out, 0));
+	ASSERT_EQ(0, other_file_submit(&o));
+	waited = rkt_now_ns() - t0;
+	EXPECT_LE(80 * RKT_NSEC_PER_MSEC, waited) TH_LOG("queued behind another address space");
+	EXPECT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(50)));
+	EXPECT_EQ(1, status_of(self->fd, out));
+	ASSERT_EQ(0, rkt_syncobj_wait(o.fd, o.out, rkt_deadline_ms(10000)));
+	EXPECT_EQ(1, status_of(o.fd, o.out));
+	other_file_close(&o);
+}
+
+/*
+ * This file keeps core 0 busy (four 10 ms jobs in flight, for 1.5 s):
+ * another process's SUBMIT still gets the core within a few jobs, because
+ * the owner's next SUBMIT yields to a waiter.
+ */
+TEST_F(fence, a_busy_file_yields_the_core)
+{
+	uint32_t ctx = new_ctx(self, 1), outs[4];
+	struct drm_rkaccel_task t = slot_job(self, 0, 40, 0, NULL);
+	uint64_t t0, took = UINT64_MAX;
+	int go[2], res[2], status = 0;
+	unsigned int i;
+	pid_t pid;
+
+	for (i = 0; i < 4; i++)
+		outs[i] = new_syncobj(self->fd);
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(res));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct other_file o;
+		uint64_t start;
+		char c;
+
+		if (other_file_open(&o, 3) || read(go[0], &c, 1) != 1)
+			_exit(2);
+		start = rkt_now_ns();
+		if (other_file_submit(&o) ||
+		    rkt_syncobj_wait(o.fd, o.out, rkt_deadline_ms(10000)))
+			_exit(3);
+		start = rkt_now_ns() - start;
+		_exit(write(res[1], &start, sizeof(start)) == sizeof(start) ? 0 : 4);
+	}
+	t0 = rkt_now_ns();
+	for (i = 0; rkt_now_ns() - t0 < 1500 * RKT_NSEC_PER_MSEC; i++) {
+		uint32_t out = outs[i % 4];
+
+		if (i >= 4) {
+			ASSERT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(10000)));
+		}
+		ASSERT_EQ(0, sub1(self, ctx, &t, NULL, 0, out, 0));
+		if (i == 8) {
+			ASSERT_EQ(1, write(go[1], "g", 1));
+		}
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(sizeof(took), read(res[0], &took, sizeof(took)));
+	EXPECT_GT(500 * RKT_NSEC_PER_MSEC, took) TH_LOG("waited %llu ms for the core",
+							 (unsigned long long)(took / RKT_NSEC_PER_MSEC));
 }
 
 TEST_F(fence, fault_is_quick)

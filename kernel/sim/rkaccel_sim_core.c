@@ -33,6 +33,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -191,6 +192,10 @@ MODULE_PARM_DESC(power_losses, "Simulator: times a core lost its registers to a 
  * @exec: runs the program counter.
  * @done: fires when the modelled time of the chain has passed.
  * @regs: the register file of the whole register span.
+ * @group_lock: what the IOMMU group's mutex is to rk_iommu's attach: a
+ *	sleeping lock that the IOMMU core holds across GFP_KERNEL
+ *	allocations, so that lockdep sees an attach where no fence-signalling
+ *	section may take it.
  */
 struct rkaccel_sim_core {
 	struct list_head node;
@@ -217,6 +222,7 @@ struct rkaccel_sim_core {
 	struct work_struct exec;
 	struct hrtimer done;
 	u32 regs[RKNPU_CORE_REG_SPAN / sizeof(u32)];
+	struct mutex group_lock;	/* the attach's, as an IOMMU group's */
 };
 
 static struct workqueue_struct *sim_wq;
@@ -394,6 +400,7 @@ static int sim_attach_vm(void *priv, struct rkaccel_vm *vm)
 	if (atomic_add_unless(&sim_fail_attach, -1, 0))
 		return -EIO;
 
+	guard(mutex)(&sim->group_lock);
 	spin_lock_irqsave(&sim->lock, flags);
 	sim->vm = vm;
 	spin_unlock_irqrestore(&sim->lock, flags);
@@ -417,6 +424,16 @@ static void sim_defaults_locked(struct rkaccel_sim_core *sim, bool keep_status)
 		*sim_reg(sim, RKNPU_PC_INTERRUPT_RAW_STATUS) = raw;
 	sim->chain_tasks = 0;
 	WRITE_ONCE(sim->exec_tasks, 0);
+}
+
+/*
+ * A reset of the core takes its IOMMU's state too (the vendor driver
+ * attaches its domain again after every soft reset). A power cycle does
+ * not: rk_iommu programs its domain again when it resumes.
+ */
+static void sim_reset_locked(struct rkaccel_sim_core *sim)
+{
+	sim_defaults_locked(sim, READ_ONCE(sim_reset_keeps_status));
 	sim->vm = NULL;
 }
 
@@ -451,7 +468,7 @@ static void sim_reset_block(struct rkaccel_sim_core *sim, bool hold)
 		sim_reset_hold(sim);
 
 	spin_lock_irqsave(&sim->lock, flags);
-	sim_defaults_locked(sim, READ_ONCE(sim_reset_keeps_status));
+	sim_reset_locked(sim);
 	spin_unlock_irqrestore(&sim->lock, flags);
 }
 
@@ -514,7 +531,7 @@ void rkaccel_sim_core_reset_line(unsigned int pos, unsigned int line, bool asser
 		} else if (sim->reset_lines & BIT(line)) {
 			sim->reset_lines &= ~BIT(line);
 			if (!sim->reset_lines)
-				sim_defaults_locked(sim, READ_ONCE(sim_reset_keeps_status));
+				sim_reset_locked(sim);
 		}
 		spin_unlock(&sim->lock);
 	}
@@ -527,7 +544,8 @@ void rkaccel_sim_core_reset_line(unsigned int pos, unsigned int line, bool asser
  * @pos: the core's position.
  * @on: all of its domains (and the NPU's top domain) are on.
  *
- * Off, the core loses every register and stops whatever it ran.
+ * Off, the core loses every register and stops whatever it ran; its page
+ * table stays, as rk_iommu restores its domain when it resumes.
  */
 void rkaccel_sim_core_power(unsigned int pos, bool on)
 {
@@ -844,6 +862,7 @@ static void sim_core_free(struct rkaccel_sim_core *sim)
 {
 	rkaccel_sim_scratch_free(&sim->scratch);
 	kvfree(sim->cmds);
+	mutex_destroy(&sim->group_lock);
 	kfree(sim);
 }
 
@@ -876,6 +895,10 @@ static void *sim_claim(struct device *dev, const struct resource *pc,
 	sim->clocked = rkaccel_sim_soc_core_clocked(pos);
 	init_waitqueue_head(&sim->hold);
 	spin_lock_init(&sim->lock);
+	mutex_init(&sim->group_lock);
+	/* as iommu_group_add_device() does at the core's probe: allocate under it */
+	scoped_guard(mutex, &sim->group_lock)
+		might_alloc(GFP_KERNEL);
 	INIT_WORK(&sim->exec, sim_exec);
 	hrtimer_setup(&sim->done, sim_done, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	scoped_guard(mutex, &sim_cores_lock)

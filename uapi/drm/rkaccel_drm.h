@@ -336,6 +336,13 @@ struct drm_rkaccel_sync {
  * out fence signals when the job is done, with an
  * error when it faulted (-EIO) or hung the core and was cancelled by the
  * reset (-ECANCELED; the context is then GUILTY).
+ *
+ * A core runs one file's address space at a time, switched at SUBMIT: a
+ * SUBMIT whose job may land on a core that still runs another file's jobs
+ * waits until those are done (interruptible: -ERESTARTSYS), and a file
+ * whose jobs keep a core busy yields it to a file that waits. -EIO: the
+ * core could not switch to the file's address space (its IOMMU refused the
+ * attach); nothing was queued.
  */
 struct drm_rkaccel_submit {
 	/** @ctx: context handle. */
