@@ -253,10 +253,12 @@ int rkaccel_core_sched_init(struct rkaccel_core *core)
 		.credit_limit = 1,
 		/* the core's watchdog times jobs, not the scheduler */
 		.timeout = MAX_SCHEDULE_TIMEOUT,
-		.name = "rkaccel-core",
+		.name = core->name,
 		.dev = core->rdev->ddev.dev,
 	};
 
+	/* drm_sched's own queue, named per core (WQ_HIGHPRI hops slower: bench.rst) */
+	snprintf(core->name, sizeof(core->name), "rkaccel-core%u", core->index);
 	INIT_DELAYED_WORK(&core->watchdog, rkaccel_core_watchdog);
 	INIT_WORK(&core->fault_work, rkaccel_core_fault_work);
 	hrtimer_setup(&core->poll, rkaccel_core_poll_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);

@@ -71,6 +71,7 @@ struct rkaccel_reg_ops {
  *	and nothing reaches @backend any more (rkaccel_core_detach()).
  * @power_refs: @ops power_get references held; dropped at once when gone.
  * @hw_version: what QUERY reports, read once at creation.
+ * @name: "rkaccel-coreN", the name of @sched and of its workqueue.
  * @sched: the core's job queue, one job in flight.
  * @sched_self: a scheduler list of just @sched, to pin an entity's next job.
  * @queued: jobs pushed to this core and not yet done, for balancing.
@@ -117,6 +118,7 @@ struct rkaccel_core {
 	atomic_t power_refs;
 	u32 hw_version;
 
+	char name[16];
 	struct drm_gpu_scheduler sched;
 	struct drm_gpu_scheduler *sched_self;
 	atomic_t queued;
