@@ -74,6 +74,12 @@ dt_overlap() {
 	RKACCEL_DT=cna-overlap "$scripts/qemu-run.sh" arm64 rk3588 "$logs/dt-overlap.list"
 }
 
+# Silicon's unknowns as the simulator's parameters (selftests/variants.list):
+# the interrupt, status and fault tests under each setting, one SoC per arch.
+variants() {
+	"$scripts/qemu-run.sh" "$1" "$2" "$top/selftests/variants.list" variants
+}
+
 # The debug kernel: amd64 with the RK3588 and arm64 with the RK3576, so each
 # arch and each SoC meets the checkers once within CI's time; then that
 # kernel's checkers are live: deliberate bugs get reported.
@@ -105,6 +111,7 @@ lane_amd64() {
 		step "$scripts/qemu-run.sh" amd64 "$soc" "$top/selftests/suite.list" suite || rc=1
 	done
 	step zoo amd64 rk3588 || rc=1
+	step variants amd64 rk3588 || rc=1
 	if [ "$debug" != 0 ]; then
 		step debug_run amd64 rk3588 || rc=1
 		step canary amd64 rk3588 || rc=1
@@ -118,6 +125,7 @@ lane_arm64() {
 		step "$scripts/qemu-run.sh" arm64 "$soc" "$top/selftests/suite.list" suite || rc=1
 	done
 	step zoo arm64 rk3576 || rc=1
+	step variants arm64 rk3576 || rc=1
 	step late_provider || rc=1
 	step dt_overlap || rc=1
 	if [ "$debug" != 0 ]; then
@@ -130,8 +138,8 @@ lane_arm64() {
 # Both lanes' guests make the same host-side things: the converter first,
 # once (qemu-run.sh serialises the data scripts that use it).
 make -s -f "$top/lib/convert/convert.mk" -C "$top" OUT="$build/convert" || rc=1
-expect=10
-[ "$debug" = 0 ] || expect=14
+expect=12
+[ "$debug" = 0 ] || expect=16
 if [ "${CHECK_LANES:-2}" -ge 2 ]; then
 	lane_arm64 &
 	arm_pid=$!

@@ -133,6 +133,11 @@ module_param(sim_task_status_high, uint, 0644);
 MODULE_PARM_DESC(sim_task_status_high,
 		 "Simulator: RK3576's PC_TASK_STATUS bits 31:16 (undocumented; the vendor masks 0xffff), default 0x5a5a");
 
+static bool sim_fault_raises_error;
+module_param(sim_fault_raises_error, bool, 0644);
+MODULE_PARM_DESC(sim_fault_raises_error,
+		 "Simulator: after an IOMMU page fault the core also latches DMA_READ/WRITE_ERROR, as if the MMU ended the access with a bus error (1), or stalls without a bit (0, default)");
+
 static bool sim_pending_at_load;
 module_param(sim_pending_at_load, bool, 0644);
 MODULE_PARM_DESC(sim_pending_at_load,
@@ -597,18 +602,23 @@ static void sim_raise(struct rkaccel_sim_core *sim, u32 gen, u32 bits)
 /*
  * A DMA access hit a hole or a read-only page: on silicon the core's IOMMU
  * faults, rk_iommu reports it and lets the core go on. The simulated core
- * stalls there (PC_TASK_STATUS stops, no bit is raised): without a handler
- * that ends the job, only the watchdog does. The address reported is the
- * faulting task's regcmd address: the datapath does not say which access.
+ * stalls there (PC_TASK_STATUS stops): without a handler that ends the job,
+ * only the watchdog does. Whether the core then also sees a bus error is
+ * not known: sim_fault_raises_error latches the DMA error bit after the
+ * report, so that the error interrupt and the fault handler meet. The
+ * address reported is the faulting task's regcmd address: the datapath
+ * does not say which access.
  */
-static void sim_iommu_fault(struct rkaccel_sim_core *sim, struct rkaccel_vm *vm, u32 addr,
-			    u32 err)
+static void sim_iommu_fault(struct rkaccel_sim_core *sim, u32 gen, struct rkaccel_vm *vm,
+			    u32 addr, u32 err)
 {
 	int flags = err & RKNPU_INT_DMA_WRITE_ERROR ? IOMMU_FAULT_WRITE : IOMMU_FAULT_READ;
 
 	dev_dbg(sim->dev, "sim: IOMMU page fault, %s, task at 0x%08x\n",
 		flags == IOMMU_FAULT_WRITE ? "write" : "read", addr);
 	rkaccel_vm_report_fault(vm, sim->dev, addr, flags);
+	if (READ_ONCE(sim_fault_raises_error))
+		sim_raise(sim, gen, err & RKNPU_INT_DMA_ERROR);
 }
 
 /* The task-control value must be the one this SoC's layout gives. */
@@ -798,7 +808,7 @@ static void sim_exec(struct work_struct *work)
 			return;
 		err = sim_fetch(sim, vm, addr, &count, done > 0);
 		if (err) {
-			sim_iommu_fault(sim, vm, addr, err);
+			sim_iommu_fault(sim, gen, vm, addr, err);
 			return;
 		}
 		sim_apply(sim, cmds, count, &task);
@@ -808,7 +818,7 @@ static void sim_exec(struct work_struct *work)
 		blocks = task.op_enable;
 		err = sim_run_task(sim, vm, &task, count, &ns, &out_int32, &out_addr);
 		if (err & RKNPU_INT_DMA_ERROR) {
-			sim_iommu_fault(sim, vm, addr, err);
+			sim_iommu_fault(sim, gen, vm, addr, err);
 			return;
 		}
 		if (err) {
