@@ -380,6 +380,36 @@ TEST_F(fence, in_sync_from_sync_file)
 	EXPECT_EQ(0, rkt_syncobj_poll(self->fd, a_out));
 }
 
+/*
+ * The out fence names its core: drm_sched's fence carries the scheduler's
+ * name, one per core (issue 28 finding 13). Read while the job runs: newer
+ * kernels name every signalled fence's timeline alike.
+ */
+TEST_F(fence, sync_file_names_the_core)
+{
+	struct drm_rkaccel_task t = slot_job(self, 0, 400, 0, NULL);
+
+	for (unsigned int i = 0; i < self->q.num_cores; i++) {
+		uint32_t ctx = new_ctx(self, 1u << i), out = new_syncobj(self->fd);
+		struct sync_fence_info fi = { 0 };
+		struct sync_file_info info = { 0 };
+		char want[32];
+		int sfd = -1;
+
+		ASSERT_EQ(0, sub1(self, ctx, &t, NULL, 0, out, 0));
+		ASSERT_EQ(0, drmSyncobjExportSyncFile(self->fd, out, &sfd));
+		info.num_fences = 1;
+		info.sync_fence_info = (uintptr_t)&fi;
+		ASSERT_EQ(0, ioctl(sfd, SYNC_IOC_FILE_INFO, &info));
+		close(sfd);
+		snprintf(want, sizeof(want), "rkaccel-core%u", i);
+		EXPECT_STREQ(want, fi.obj_name);
+		EXPECT_STREQ("drm_sched", fi.driver_name);
+		EXPECT_EQ(0, fi.status) TH_LOG("read after the job ended");
+		ASSERT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(10000)));
+	}
+}
+
 TEST_F(fence, in_sync_across_files)
 {
 	/* a job of one file waits for a job of another, through a syncobj fd */
