@@ -221,6 +221,7 @@ static int __init rkaccel_init(void)
 static void __exit rkaccel_exit(void)
 {
 	platform_unregister_drivers(rkaccel_drivers, ARRAY_SIZE(rkaccel_drivers));
+	rkaccel_hw_pm_exit();
 }
 
 module_init(rkaccel_init);

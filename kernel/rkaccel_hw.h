@@ -92,6 +92,7 @@ extern struct mutex rkaccel_hw_link_lock;
 u32 rkaccel_hw_read(struct rkaccel_hw_core *hw, u32 reg);
 void rkaccel_hw_write(struct rkaccel_hw_core *hw, u32 reg, u32 val);
 int rkaccel_hw_pm_init(struct rkaccel_hw_core *hw);
+void rkaccel_hw_pm_exit(void);
 int rkaccel_hw_opp_init(struct rkaccel_hw_core *hw);
 int rkaccel_hw_core_slot(struct rkaccel_hw_core *hw, unsigned int *count);
 

@@ -60,10 +60,69 @@ struct rkaccel_hw_devfreq {
 /* Held while a core's link to its rkaccel_core is made or broken. */
 DEFINE_MUTEX(rkaccel_hw_link_lock);
 
+/*
+ * devfreq (core 0's) runs while any core is awake, as panfrost suspends
+ * its devfreq with the GPU: the clock is the NPU's, and core 0's device
+ * sleeps while cores 1 and 2 work. A work item brings devfreq in line with
+ * the count, so that no runtime PM callback waits on devfreq's monitor
+ * (which reads the cores under rkaccel_hw_link_lock). One NPU per system.
+ */
+static void rkaccel_hw_df_sync(struct work_struct *work);
+
+static struct {
+	struct mutex lock;	/* protects df and stopped */
+	struct devfreq *df;
+	bool stopped;
+	atomic_t awake;
+	struct work_struct sync;
+} rkaccel_hw_df = {
+	.lock = __MUTEX_INITIALIZER(rkaccel_hw_df.lock),
+	.awake = ATOMIC_INIT(0),
+	.sync = __WORK_INITIALIZER(rkaccel_hw_df.sync, rkaccel_hw_df_sync),
+};
+
+static void rkaccel_hw_df_sync(struct work_struct *work)
+{
+	guard(mutex)(&rkaccel_hw_df.lock);
+	if (!rkaccel_hw_df.df)
+		return;
+	if (!atomic_read(&rkaccel_hw_df.awake) != rkaccel_hw_df.stopped) {
+		rkaccel_hw_df.stopped = !rkaccel_hw_df.stopped;
+		if (rkaccel_hw_df.stopped)
+			devfreq_suspend_device(rkaccel_hw_df.df);
+		else
+			devfreq_resume_device(rkaccel_hw_df.df);
+	}
+}
+
+static void rkaccel_hw_df_awake(int delta)
+{
+	atomic_add(delta, &rkaccel_hw_df.awake);
+	schedule_work(&rkaccel_hw_df.sync);
+}
+
+/* The module goes: every core is unbound, their last suspends' work done. */
+void rkaccel_hw_pm_exit(void)
+{
+	cancel_work_sync(&rkaccel_hw_df.sync);
+}
+
+/* devfreq is going (core 0 unbinds): nothing reaches it any more. */
+static void rkaccel_hw_df_release(void *data)
+{
+	cancel_work_sync(&rkaccel_hw_df.sync);
+	guard(mutex)(&rkaccel_hw_df.lock);
+	if (rkaccel_hw_df.stopped)
+		devfreq_resume_device(rkaccel_hw_df.df);
+	rkaccel_hw_df.df = NULL;
+	rkaccel_hw_df.stopped = false;
+}
+
 static int rkaccel_hw_runtime_suspend(struct device *dev)
 {
 	struct rkaccel_hw_core *hw = dev_get_drvdata(dev);
 
+	rkaccel_hw_df_awake(-1);
 	WRITE_ONCE(hw->powered, false);
 	/* A shared interrupt being handled may still read the registers. */
 	if (hw->irq > 0)
@@ -81,6 +140,7 @@ static int rkaccel_hw_runtime_resume(struct device *dev)
 	if (ret)
 		return ret;
 	WRITE_ONCE(hw->powered, true);
+	rkaccel_hw_df_awake(1);
 	return 0;
 }
 
@@ -254,6 +314,17 @@ static void rkaccel_hw_cooling_init(struct rkaccel_hw_core *hw, struct devfreq *
 		dev_warn(hw->dev, "no cooling device: out of memory\n");
 }
 
+static unsigned long rkaccel_hw_lowest_opp(struct device *dev)
+{
+	unsigned long freq = 0;
+	struct dev_pm_opp *opp = dev_pm_opp_find_freq_ceil(dev, &freq);
+
+	if (IS_ERR(opp))
+		return 0;
+	dev_pm_opp_put(opp);
+	return freq;
+}
+
 /*
  * devfreq with simple_ondemand from @freq, the OPP set at probe. Without
  * CONFIG_PM_DEVFREQ, or when devfreq fails, the NPU stays at @freq.
@@ -286,6 +357,16 @@ static void rkaccel_hw_devfreq_init(struct rkaccel_hw_core *hw, unsigned long fr
 		return;
 	}
 	hdf->df = df;
+	/* while every core sleeps: the lowest OPP, unless the table names one */
+	if (!df->suspend_freq)
+		df->suspend_freq = rkaccel_hw_lowest_opp(hw->dev);
+	scoped_guard(mutex, &rkaccel_hw_df.lock)
+		rkaccel_hw_df.df = df;
+	/* after devfreq's own devres: released before devfreq is removed */
+	ret = devm_add_action_or_reset(hw->dev, rkaccel_hw_df_release, NULL);
+	if (ret)
+		return;
+	schedule_work(&rkaccel_hw_df.sync);
 	ret = devm_devfreq_register_opp_notifier(hw->dev, df);
 	if (ret)
 		dev_warn(hw->dev, "devfreq does not follow OPP changes: %d\n", ret);

@@ -478,6 +478,114 @@ TEST_F(board, devfreq_follows_load)
 	EXPECT_EQ(min, devfreq_wait(dir, min, 3000)) TH_LOG("idle again: not back down");
 }
 
+/* The time devfreq has counted in all its states, ms (trans_stat's last column). */
+static uint64_t devfreq_counted_ms(const char *dir)
+{
+	char path[400], line[512];
+	uint64_t ms = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/trans_stat", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return UINT64_MAX;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':'), *last = strrchr(line, ' ');
+		char *p = line;
+
+		while (*p == ' ' || *p == '*')
+			p++;
+		/* a state's row: "[*] <freq>: <transitions>... <time>" */
+		if (!colon || colon == p || strspn(p, "0123456789") != (size_t)(colon - p) ||
+		    !last)
+			continue;
+		ms += strtoull(last + 1, NULL, 10);
+	}
+	fclose(f);
+	return ms;
+}
+
+/* Wait up to @ms for every core to be runtime-suspended. */
+static bool cores_suspended(FIXTURE_DATA(board) *self, int ms)
+{
+	char status[32];
+	int i;
+
+	for (; ms > 0; ms -= 20) {
+		for (i = 0; i < self->ncores; i++) {
+			core_attr(self->cores[i], "power/runtime_status", status, sizeof(status));
+			if (strcmp(status, "suspended"))
+				break;
+		}
+		if (i == self->ncores)
+			return true;
+		usleep(20000);
+	}
+	return false;
+}
+
+/*
+ * devfreq runs while any core is awake and stops when every core sleeps
+ * (issue 28 finding 13, as panfrost suspends devfreq with its GPU): a
+ * stopped devfreq's trans_stat counts no time. A job on the last core
+ * alone, while core 0 (devfreq's own device) sleeps, starts it again: the
+ * clock is the whole NPU's.
+ */
+TEST_F(board, devfreq_sleeps_with_the_cores)
+{
+	char dir[300], core0[300], status[32], delay[RKACCEL_MAX_CORES_TEST][32], path[400];
+	struct drm_rkaccel_submit_bo b = { 0 };
+	uint32_t last = self->q.num_cores - 1, ctx, out;
+	struct drm_rkaccel_task t;
+	struct rkt_chain c;
+	struct rkt_bo bo;
+	uint64_t t0, t1;
+	int i;
+
+	devfreq_dir(dir, sizeof(dir));
+	if (!dir[0])
+		SKIP(return, "no devfreq: the NPU's OPP table comes from the device tree");
+	snprintf(core0, sizeof(core0), "%.*s", (int)(strstr(dir, "/devfreq/") - dir), dir);
+	for (i = 0; i < self->ncores; i++) {
+		ASSERT_EQ(0, core_attr(self->cores[i], "power/autosuspend_delay_ms", delay[i],
+				       sizeof(delay[i])));
+		snprintf(path, sizeof(path), "%s/power/autosuspend_delay_ms", self->cores[i]);
+		ASSERT_EQ(0, write_str(path, "50"));
+	}
+	ASSERT_TRUE(cores_suspended(self, 3000));
+	usleep(100000);	/* the driver stops devfreq from a work item */
+	t0 = devfreq_counted_ms(dir);
+	usleep(300000);
+	t1 = devfreq_counted_ms(dir);
+	ASSERT_NE(UINT64_MAX, t0);
+	EXPECT_EQ(t0, t1) TH_LOG("devfreq counted %llu ms while every core slept",
+				 (unsigned long long)(t1 - t0));
+
+	ASSERT_EQ(0, rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, 1000000));
+	ASSERT_EQ(0, rkt_bo_new(self->fd, rkt_chain_bytes(400, 2), 0, &bo));
+	ASSERT_EQ(0, rkt_chain_build(bo.map, bo.npu_addr, bo.map_len, 0, 400, 2, 0, &c));
+	t = rkt_chain_task(&c);
+	b.handle = bo.handle;
+	ASSERT_EQ(0, rkt_syncobj_create(self->fd, &out));
+	ASSERT_EQ(0, rkt_ctx_create(self->fd, 1u << last, DRM_RKACCEL_PRIORITY_NORMAL, &ctx));
+	ASSERT_EQ(0, rkt_submit(self->fd, ctx, &t, 1, &b, 1, NULL, 0, out, 0));
+	usleep(50000);
+	t0 = devfreq_counted_ms(dir);
+	usleep(200000);
+	t1 = devfreq_counted_ms(dir);
+	core_attr(core0, "power/runtime_status", status, sizeof(status));
+	EXPECT_LT(t0, t1) TH_LOG("devfreq stopped while core %u worked (core 0 %s)", last,
+				 status);
+	EXPECT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(10000)));
+	rkt_param_write_u64(RKT_SIM_TASK_NS_PATH, RKT_SIM_TASK_NS_DEFAULT);
+	munmap(bo.map, bo.map_len);
+	rkt_gem_close(self->fd, bo.handle);
+	for (i = 0; i < self->ncores; i++) {
+		snprintf(path, sizeof(path), "%s/power/autosuspend_delay_ms", self->cores[i]);
+		write_str(path, delay[i]);
+	}
+}
+
 static unsigned long ksym_addr(const char *name);
 
 /* The thermal cooling device named @type: its sysfs directory, or "". */
