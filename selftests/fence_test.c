@@ -10,6 +10,7 @@
 #include "kselftest_harness.h"
 #include "rkaccel_test.h"
 #include "regcmd.h"
+#include "client.h"
 
 #define CMD_BO_SIZE	(4u << 20)
 #define SLOT_SIZE	(256u << 10)	/* 4096 tasks of 64 bytes */
@@ -563,50 +564,6 @@ TEST_F(fence, attach_failure_fails_the_submit)
 
 /* --- a core's address space: leased at SUBMIT, never switched in run_job -- */
 
-/* Another open file (another address space) with a short job on core 0. */
-struct other_file {
-	int fd;
-	struct rkt_bo cmd;
-	struct drm_rkaccel_submit_bo bo;
-	struct drm_rkaccel_task task;
-	uint32_t ctx, out;
-};
-
-static int other_file_open(struct other_file *o, uint32_t ntasks)
-{
-	struct rkt_chain ch;
-	int ret;
-
-	memset(o, 0, sizeof(*o));
-	o->fd = rkt_open_fd();
-	if (o->fd < 0)
-		return o->fd;
-	ret = rkt_bo_new(o->fd, 64u << 10, 0, &o->cmd);
-	if (!ret)
-		ret = rkt_chain_build(o->cmd.map, o->cmd.npu_addr, o->cmd.map_len, 0, ntasks, 2, 0,
-				      &ch);
-	if (!ret)
-		ret = rkt_ctx_create(o->fd, 1, DRM_RKACCEL_PRIORITY_NORMAL, &o->ctx);
-	if (!ret)
-		ret = rkt_syncobj_create(o->fd, &o->out);
-	o->task = rkt_chain_task(&ch);
-	o->bo.handle = o->cmd.handle;
-	return ret;
-}
-
-static int other_file_submit(struct other_file *o)
-{
-	return rkt_submit(o->fd, o->ctx, &o->task, 1, &o->bo, 1, NULL, 0, o->out, 0);
-}
-
-static void other_file_close(struct other_file *o)
-{
-	if (o->fd < 0)
-		return;
-	rkt_bo_free(o->fd, &o->cmd);
-	close(o->fd);
-}
-
 /*
  * Core 0 runs a 100 ms job of this file: another file's SUBMIT to core 0
  * returns only once that job is done (the core's IOMMU is switched there,
@@ -616,20 +573,20 @@ TEST_F(fence, another_file_waits_for_the_core)
 {
 	uint32_t ctx = new_ctx(self, 1), out = new_syncobj(self->fd);
 	struct drm_rkaccel_task slow = slot_job(self, 0, 400, 0, NULL);
-	struct other_file o;
+	struct rkt_client o;
 	uint64_t t0, waited;
 
-	ASSERT_EQ(0, other_file_open(&o, 3));
+	ASSERT_EQ(0, rkt_client_init(&o, 1, 3));
 	t0 = rkt_now_ns();
 	ASSERT_EQ(0, sub1(self, ctx, &slow, NULL, 0, out, 0));
-	ASSERT_EQ(0, other_file_submit(&o));
+	ASSERT_EQ(0, rkt_client_submit(&o));
 	waited = rkt_now_ns() - t0;
 	EXPECT_LE(80 * RKT_NSEC_PER_MSEC, waited) TH_LOG("queued behind another address space");
 	EXPECT_EQ(0, rkt_syncobj_wait(self->fd, out, rkt_deadline_ms(50)));
 	EXPECT_EQ(1, status_of(self->fd, out));
 	ASSERT_EQ(0, rkt_syncobj_wait(o.fd, o.out, rkt_deadline_ms(10000)));
 	EXPECT_EQ(1, status_of(o.fd, o.out));
-	other_file_close(&o);
+	rkt_client_fini(&o);
 }
 
 /*
@@ -653,14 +610,14 @@ TEST_F(fence, a_busy_file_yields_the_core)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		struct other_file o;
+		struct rkt_client o;
 		uint64_t start;
 		char c;
 
-		if (other_file_open(&o, 3) || read(go[0], &c, 1) != 1)
+		if (rkt_client_init(&o, 1, 3) || read(go[0], &c, 1) != 1)
 			_exit(2);
 		start = rkt_now_ns();
-		if (other_file_submit(&o) ||
+		if (rkt_client_submit(&o) ||
 		    rkt_syncobj_wait(o.fd, o.out, rkt_deadline_ms(10000)))
 			_exit(3);
 		start = rkt_now_ns() - start;

@@ -10,6 +10,7 @@
 #include "kselftest_harness.h"
 #include "rkaccel_test.h"
 #include "regcmd.h"
+#include "client.h"
 
 FIXTURE(stress) {
 	struct rkaccel_device *dev;
@@ -47,48 +48,6 @@ static long shmem_kib(void)
 	return kib;
 }
 
-/* One file with a regcmd BO, a context and a syncobj. */
-struct client {
-	int fd;
-	struct rkt_bo cmd;
-	struct drm_rkaccel_submit_bo bo;
-	struct drm_rkaccel_task task;
-	uint32_t ctx, out;
-};
-
-static int client_init(struct client *c, uint32_t mask, uint32_t ntasks)
-{
-	struct rkt_chain ch;
-	int ret;
-
-	memset(c, 0, sizeof(*c));
-	c->fd = rkt_open_fd();
-	if (c->fd < 0)
-		return c->fd;
-	ret = rkt_bo_new(c->fd, rkt_chain_bytes(ntasks, 2), 0, &c->cmd);
-	if (!ret)
-		ret = rkt_chain_build(c->cmd.map, c->cmd.npu_addr, c->cmd.map_len, 0, ntasks, 2,
-				      0, &ch);
-	if (!ret)
-		ret = rkt_ctx_create(c->fd, mask, DRM_RKACCEL_PRIORITY_NORMAL, &c->ctx);
-	if (!ret)
-		ret = rkt_syncobj_create(c->fd, &c->out);
-	if (ret)
-		return ret;
-	c->task = rkt_chain_task(&ch);
-	c->bo.handle = c->cmd.handle;
-	return 0;
-}
-
-static void client_fini(struct client *c)
-{
-	if (c->cmd.map)
-		munmap(c->cmd.map, c->cmd.map_len);
-	if (c->fd >= 0)
-		close(c->fd);
-	c->fd = -1;
-}
-
 TEST_F_TIMEOUT(stress, many_files, 120)
 {
 	long bos0 = -1, ctxs0 = -1, files0 = -1, shm0, shm1;
@@ -99,9 +58,9 @@ TEST_F_TIMEOUT(stress, many_files, 120)
 
 	shm0 = shmem_kib();
 	for (int i = 0; i < 100; i++) {
-		struct client c;
+		struct rkt_client c;
 
-		ASSERT_EQ(0, client_init(&c, 0, 4)) TH_LOG("file %d", i);
+		ASSERT_EQ(0, rkt_client_init(&c, 0, 4)) TH_LOG("file %d", i);
 		/* a 1 MiB BO more, so that a leak shows in shmem */
 		{
 			struct rkt_bo big;
@@ -116,7 +75,7 @@ TEST_F_TIMEOUT(stress, many_files, 120)
 				ASSERT_EQ(0, rkt_syncobj_wait(c.fd, c.out, rkt_deadline_ms(5000)));
 			}
 		}
-		client_fini(&c);
+		rkt_client_fini(&c);
 	}
 
 	if (have_debugfs) {
@@ -132,14 +91,14 @@ TEST_F_TIMEOUT(stress, many_files, 120)
 
 	/* a fresh file starts empty and works */
 	{
-		struct client c;
+		struct rkt_client c;
 
-		ASSERT_EQ(0, client_init(&c, 0, 4));
+		ASSERT_EQ(0, rkt_client_init(&c, 0, 4));
 		ASSERT_EQ(0, rkt_gem_close(c.fd, c.cmd.handle));
 		c.cmd.handle = 0;
 		ASSERT_EQ(0, rkt_fdinfo_u64(c.fd, "drm-total-memory", &total));
 		EXPECT_EQ(0, total);
-		client_fini(&c);
+		rkt_client_fini(&c);
 	}
 }
 
@@ -148,10 +107,10 @@ TEST_F_TIMEOUT(stress, many_jobs, 120)
 	enum { JOBS = 500 };
 	uint32_t ctx[3], tl[3];
 	uint64_t points[3] = { 0 };
-	struct client c;
+	struct rkt_client c;
 	uint64_t done = 0;
 
-	ASSERT_EQ(0, client_init(&c, 0, 3));
+	ASSERT_EQ(0, rkt_client_init(&c, 0, 3));
 	for (uint32_t i = 0; i < self->q.num_cores; i++) {
 		ASSERT_EQ(0, rkt_ctx_create(c.fd, 0, DRM_RKACCEL_PRIORITY_NORMAL, &ctx[i]));
 		ASSERT_EQ(0, drmSyncobjCreate(c.fd, 0, &tl[i]));
@@ -175,23 +134,23 @@ TEST_F_TIMEOUT(stress, many_jobs, 120)
 		done += cq.jobs_completed;
 	}
 	EXPECT_EQ(JOBS, done);
-	client_fini(&c);
+	rkt_client_fini(&c);
 }
 
 TEST_F_TIMEOUT(stress, many_jobs_no_leak, 120)
 {
 	/* 500 jobs, then everything closed: BO and context counts back */
 	long bos0, ctxs0;
-	struct client c;
+	struct rkt_client c;
 
 	if (rkt_debugfs_count("bos", &bos0) || rkt_debugfs_count("contexts", &ctxs0))
 		SKIP(return, "no object counts in debugfs");
-	ASSERT_EQ(0, client_init(&c, 0, 2));
+	ASSERT_EQ(0, rkt_client_init(&c, 0, 2));
 	for (int j = 0; j < 500; j++) {
 		ASSERT_EQ(0, rkt_submit(c.fd, c.ctx, &c.task, 1, &c.bo, 1, NULL, 0, c.out, 0));
 	}
 	ASSERT_EQ(0, rkt_syncobj_wait(c.fd, c.out, rkt_deadline_ms(60000)));
-	client_fini(&c);
+	rkt_client_fini(&c);
 	EXPECT_EQ(bos0, rkt_debugfs_settle("bos", bos0));
 	EXPECT_EQ(ctxs0, rkt_debugfs_settle("contexts", ctxs0));
 }
@@ -299,9 +258,9 @@ TEST_F_TIMEOUT(stress, threads_share_a_file, 120)
 	/* 6 threads, each its own context on one shared file and BO */
 	enum { THREADS = 6, JOBS = 60 };
 	struct worker w[THREADS];
-	struct client c;
+	struct rkt_client c;
 
-	ASSERT_EQ(0, client_init(&c, 0, 8));
+	ASSERT_EQ(0, rkt_client_init(&c, 0, 8));
 	for (int i = 0; i < THREADS; i++) {
 		w[i].fd = c.fd;
 		ASSERT_EQ(0, rkt_ctx_create(c.fd, i % 2 ? 0 : 1u << (i / 2 % self->q.num_cores),
@@ -320,7 +279,7 @@ TEST_F_TIMEOUT(stress, threads_share_a_file, 120)
 		EXPECT_EQ(JOBS, cq.jobs_completed) TH_LOG("thread %d", i);
 		EXPECT_EQ(0, cq.jobs_failed);
 	}
-	client_fini(&c);
+	rkt_client_fini(&c);
 }
 
 TEST_F_TIMEOUT(stress, threads_own_files, 120)
@@ -328,10 +287,10 @@ TEST_F_TIMEOUT(stress, threads_own_files, 120)
 	/* 6 threads, each its own file: address spaces switch on the cores */
 	enum { THREADS = 6, JOBS = 60 };
 	struct worker w[THREADS];
-	struct client c[THREADS];
+	struct rkt_client c[THREADS];
 
 	for (int i = 0; i < THREADS; i++) {
-		ASSERT_EQ(0, client_init(&c[i], 0, 4 + i));
+		ASSERT_EQ(0, rkt_client_init(&c[i], 0, 4 + i));
 		w[i].fd = c[i].fd;
 		w[i].ctx = c[i].ctx;
 		w[i].task = &c[i].task;
@@ -347,7 +306,7 @@ TEST_F_TIMEOUT(stress, threads_own_files, 120)
 		ASSERT_EQ(0, rkt_ctx_query(c[i].fd, c[i].ctx, &cq));
 		EXPECT_EQ(JOBS, cq.jobs_completed);
 		EXPECT_EQ(0, cq.jobs_failed);
-		client_fini(&c[i]);
+		rkt_client_fini(&c[i]);
 	}
 }
 
@@ -355,22 +314,22 @@ TEST_F_TIMEOUT(stress, submit_and_close_loop, 120)
 {
 	/* submit without waiting and close, many times; then the device works */
 	for (int i = 0; i < 50; i++) {
-		struct client c;
+		struct rkt_client c;
 
-		ASSERT_EQ(0, client_init(&c, i % (self->q.core_mask + 1), 50));
+		ASSERT_EQ(0, rkt_client_init(&c, i % (self->q.core_mask + 1), 50));
 		for (int j = 0; j < 3; j++) {
 			ASSERT_EQ(0, rkt_submit(c.fd, c.ctx, &c.task, 1, &c.bo, 1, NULL, 0, c.out,
 						0));
 		}
-		client_fini(&c);
+		rkt_client_fini(&c);
 	}
 	{
-		struct client c;
+		struct rkt_client c;
 
-		ASSERT_EQ(0, client_init(&c, 0, 4));
+		ASSERT_EQ(0, rkt_client_init(&c, 0, 4));
 		ASSERT_EQ(0, rkt_submit(c.fd, c.ctx, &c.task, 1, &c.bo, 1, NULL, 0, c.out, 0));
 		EXPECT_EQ(0, rkt_syncobj_wait(c.fd, c.out, rkt_deadline_ms(10000)));
-		client_fini(&c);
+		rkt_client_fini(&c);
 	}
 }
 
