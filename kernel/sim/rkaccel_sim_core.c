@@ -138,6 +138,11 @@ module_param(sim_fault_raises_error, bool, 0644);
 MODULE_PARM_DESC(sim_fault_raises_error,
 		 "Simulator: after an IOMMU page fault the core also latches DMA_READ/WRITE_ERROR, as if the MMU ended the access with a bus error (1), or stalls without a bit (0, default)");
 
+static bool sim_irq_in_reset;
+module_param(sim_irq_in_reset, bool, 0644);
+MODULE_PARM_DESC(sim_irq_in_reset,
+		 "Simulator: the core's line fires once when a reset line is asserted, as the IOMMU sharing it may (1), or not (0, default)");
+
 static bool sim_pending_at_load;
 module_param(sim_pending_at_load, bool, 0644);
 MODULE_PARM_DESC(sim_pending_at_load,
@@ -539,6 +544,9 @@ void rkaccel_sim_core_reset_line(unsigned int pos, unsigned int line, bool asser
 				sim_reset_locked(sim);
 		}
 		spin_unlock(&sim->lock);
+		/* the shared line's other user (finding 7): nothing of the core answers */
+		if (asserted && READ_ONCE(sim_irq_in_reset))
+			sim_fire(sim);
 	}
 	spin_unlock(&sim_at_lock);
 	local_irq_restore(flags);
