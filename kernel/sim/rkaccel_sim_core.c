@@ -143,6 +143,11 @@ module_param(sim_irq_in_reset, bool, 0644);
 MODULE_PARM_DESC(sim_irq_in_reset,
 		 "Simulator: the core's line fires once when a reset line is asserted, as the IOMMU sharing it may (1), or not (0, default)");
 
+static bool sim_error_in_reset;
+module_param(sim_error_in_reset, bool, 0644);
+MODULE_PARM_DESC(sim_error_in_reset,
+		 "Simulator: a DMA error of the stopped chain lands as the core's reset ends and stays latched in INTERRUPT_RAW_STATUS (1), or not (0, default)");
+
 static bool sim_pending_at_load;
 module_param(sim_pending_at_load, bool, 0644);
 MODULE_PARM_DESC(sim_pending_at_load,
@@ -445,6 +450,9 @@ static void sim_reset_locked(struct rkaccel_sim_core *sim)
 {
 	sim_defaults_locked(sim, READ_ONCE(sim_reset_keeps_status));
 	sim->vm = NULL;
+	/* after the handler's last clear: only the driver's own clear ends it */
+	if (READ_ONCE(sim_error_in_reset))
+		*sim_reg(sim, RKNPU_PC_INTERRUPT_RAW_STATUS) |= RKNPU_INT_DMA_READ_ERROR;
 }
 
 /*
