@@ -27,10 +27,10 @@ struct rkaccel_vm;
  * @write: write @val to the 32-bit register at byte offset @reg.
  * @attach_vm: make @vm the address space the core's DMA goes through
  *	(silicon: attach its IOMMU domain; simulator: its page table). At
- *	SUBMIT before the job is armed, or after a reset; never in a
- *	fence-signalling section (an IOMMU attach takes a mutex held across
- *	allocations). An error fails the SUBMIT, or after a reset the jobs
- *	queued: none runs on another address space.
+ *	SUBMIT before the job is armed, or after a reset in the reset's
+ *	process context; never in run_job (an IOMMU attach takes a mutex
+ *	held across allocations). An error fails the SUBMIT, or after a
+ *	reset the jobs queued: none runs on another address space.
  * @reset: reset the core: stop whatever it runs, registers to defaults
  *	(silicon masks the interrupt and waits for its handler first).
  * @power_get: optional, at SUBMIT before the job is armed (process
@@ -75,13 +75,14 @@ struct rkaccel_reg_ops {
  * @sched: the core's job queue, one job in flight.
  * @sched_self: a scheduler list of just @sched, to pin an entity's next job.
  * @queued: jobs pushed to this core and not yet done, for balancing.
- * @vm_lock: serialises address-space switches (rkaccel_core_vm_get()).
+ * @vm_lock: serialises address-space switches and claims of @vm_next.
  * @vm_owner: the address space attached to the core, whose jobs alone are
  *	armed on it; NULL when none is known to be attached.
  * @vm_jobs: leases of @vm_owner: its jobs armed on the core (or about to
  *	be) and not yet ended.
- * @vm_wanted: SUBMITs of other address spaces waiting for the core.
- * @vm_idle: woken when @vm_jobs drops to zero or @vm_wanted changes.
+ * @vm_next: the address space whose SUBMIT claimed the core's next turn
+ *	(it waits for @vm_jobs to drain; the owner's new jobs wait for it).
+ * @vm_idle: woken when @vm_jobs drops to zero or @vm_next is cleared.
  * @vm_switches: address-space switches, for debugfs.
  * @fence_context: dma_fence context of the core's hardware fences.
  * @fence_seqno: last seqno used on @fence_context.
@@ -125,7 +126,7 @@ struct rkaccel_core {
 	struct mutex vm_lock;	/* address-space switches */
 	struct rkaccel_vm *vm_owner;
 	atomic_t vm_jobs;
-	atomic_t vm_wanted;
+	struct rkaccel_vm *vm_next;
 	wait_queue_head_t vm_idle;
 	atomic64_t vm_switches;
 	u64 fence_context;
@@ -192,8 +193,9 @@ static inline void rkaccel_core_job_end(struct rkaccel_core *core, struct rkacce
 }
 
 int rkaccel_core_vm_init(struct rkaccel_core *core);
-bool rkaccel_core_vm_ready(struct rkaccel_core *core, struct rkaccel_vm *vm, bool self);
-int rkaccel_core_vm_get(struct rkaccel_core *core, struct rkaccel_vm *vm, bool self);
+bool rkaccel_core_vm_ready(struct rkaccel_core *core, struct rkaccel_vm *vm);
+int rkaccel_core_vm_get(struct rkaccel_core *core, struct rkaccel_vm *vm);
+void rkaccel_core_vm_unclaim(struct rkaccel_core *core, struct rkaccel_vm *vm);
 void rkaccel_core_vm_put(struct rkaccel_core *core);
 void rkaccel_core_vm_restore(struct rkaccel_core *core);
 void rkaccel_core_vm_forget(struct rkaccel_device *rdev, struct rkaccel_vm *vm);

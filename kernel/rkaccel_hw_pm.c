@@ -95,10 +95,14 @@ static void rkaccel_hw_df_sync(struct work_struct *work)
 	}
 }
 
+/*
+ * Freezable: the work never runs during system sleep, where the PM core's
+ * devfreq_suspend() and this driver's own suspend call devfreq unlocked.
+ */
 static void rkaccel_hw_df_awake(int delta)
 {
 	atomic_add(delta, &rkaccel_hw_df.awake);
-	schedule_work(&rkaccel_hw_df.sync);
+	queue_work(system_freezable_wq, &rkaccel_hw_df.sync);
 }
 
 /* The module goes: every core is unbound, their last suspends' work done. */
@@ -366,7 +370,7 @@ static void rkaccel_hw_devfreq_init(struct rkaccel_hw_core *hw, unsigned long fr
 	ret = devm_add_action_or_reset(hw->dev, rkaccel_hw_df_release, NULL);
 	if (ret)
 		return;
-	schedule_work(&rkaccel_hw_df.sync);
+	queue_work(system_freezable_wq, &rkaccel_hw_df.sync);
 	ret = devm_devfreq_register_opp_notifier(hw->dev, df);
 	if (ret)
 		dev_warn(hw->dev, "devfreq does not follow OPP changes: %d\n", ret);

@@ -433,7 +433,7 @@ static int rkaccel_submit_add_in_syncs(struct rkaccel_job *job, struct drm_file 
 /* A core held by another address space counts as the busiest: waiting is the last resort. */
 static int rkaccel_job_core_load(struct rkaccel_core *core, struct rkaccel_vm *vm)
 {
-	return atomic_read(&core->queued) + (rkaccel_core_vm_ready(core, vm, false) ? 0 : SZ_64K);
+	return atomic_read(&core->queued) + (rkaccel_core_vm_ready(core, vm) ? 0 : SZ_64K);
 }
 
 /*
@@ -540,25 +540,24 @@ static void rkaccel_job_power_keep(struct rkaccel_core *core, struct rkaccel_cor
 /*
  * Lease the candidate cores to the job's address space, attaching it where
  * needed: here, not in run_job. All or none: on -EAGAIN, *@busy is the
- * core to wait for. @wanted: the core on which the caller counts as a
- * waiter.
+ * core to wait for.
  */
 static int rkaccel_job_lease(struct rkaccel_job *job, struct rkaccel_core *cores[2],
-			     struct rkaccel_core *wanted, struct rkaccel_core **busy)
+			     struct rkaccel_core **busy)
 {
 	struct rkaccel_vm *vm = &job->ctx->rfile->vm;
 	int ret;
 
-	ret = rkaccel_core_vm_get(cores[0], vm, wanted == cores[0]);
+	ret = rkaccel_core_vm_get(cores[0], vm);
 	if (ret) {
-		*busy = cores[0];
+		*busy = ret == -EAGAIN ? cores[0] : NULL;
 		return ret;
 	}
 	if (!cores[1])
 		return 0;
-	ret = rkaccel_core_vm_get(cores[1], vm, wanted == cores[1]);
+	ret = rkaccel_core_vm_get(cores[1], vm);
 	if (ret) {
-		*busy = cores[1];
+		*busy = ret == -EAGAIN ? cores[1] : NULL;
 		rkaccel_core_vm_put(cores[0]);
 	}
 	return ret;
@@ -579,7 +578,7 @@ static void rkaccel_job_lease_keep(struct rkaccel_core *core, struct rkaccel_cor
  * -EAGAIN: *@busy, a candidate core, runs another address space's jobs.
  */
 static int rkaccel_submit_push(struct rkaccel_job *job, struct dma_fence **out,
-			       struct rkaccel_core *wanted, struct rkaccel_core **busy)
+			       struct rkaccel_core **busy)
 {
 	struct rkaccel_device *rdev = job->ctx->rfile->rdev;
 	struct rkaccel_core *cores[2];
@@ -608,14 +607,14 @@ static int rkaccel_submit_push(struct rkaccel_job *job, struct dma_fence **out,
 		ret = -ENOENT;	/* CTX_DESTROY won the race */
 		goto unlock_balance;
 	}
-	/* power and lease may fail: before the point of no return (issue 28 finding 11) */
+	/* power and lease may fail: before the point of no return */
 	ret = rkaccel_job_candidates(job, rkaccel_job_balance(job), cores);
 	if (ret)
 		goto unlock_balance;
 	ret = rkaccel_job_power_up(cores);
 	if (ret)
 		goto unlock_balance;
-	ret = rkaccel_job_lease(job, cores, wanted, busy);
+	ret = rkaccel_job_lease(job, cores, busy);
 	if (ret) {
 		rkaccel_job_power_drop(cores);
 		goto unlock_balance;
@@ -653,49 +652,43 @@ unlock:
  * for it, and after the unplug no push reaches a core (rkaccel_core_detach()).
  */
 static int rkaccel_submit_push_present(struct rkaccel_job *job, struct dma_fence **out,
-				       struct rkaccel_core *wanted, struct rkaccel_core **busy)
+				       struct rkaccel_core **busy)
 {
 	int idx, ret;
 
 	if (!drm_dev_enter(&job->ctx->rfile->rdev->ddev, &idx))
 		return -ENODEV;
-	ret = rkaccel_submit_push(job, out, wanted, busy);
+	ret = rkaccel_submit_push(job, out, busy);
 	drm_dev_exit(idx);
 	return ret;
 }
 
 /*
  * Queue the job, waiting (holding nothing) while a core it may run on
- * holds another address space's jobs. A waiter counts in the core's
- * @vm_wanted until it is through, so that the owner yields the core.
+ * runs another address space's jobs; the first such waiter claims the
+ * core's next turn, so that the owner cannot keep it. The claim goes with
+ * the last try, whatever its end.
  */
 static int rkaccel_submit_queue(struct rkaccel_job *job, struct dma_fence **out)
 {
 	struct rkaccel_vm *vm = &job->ctx->rfile->vm;
-	struct rkaccel_core *wanted = NULL, *busy = NULL;
+	struct rkaccel_core *waited = NULL, *busy;
 	int ret;
 
 	for (;;) {
-		ret = rkaccel_submit_push_present(job, out, wanted, &busy);
-		if (ret != -EAGAIN)
+		busy = NULL;
+		ret = rkaccel_submit_push_present(job, out, &busy);
+		if (ret != -EAGAIN || !busy)
 			break;
-		if (wanted != busy) {
-			if (wanted) {
-				atomic_dec(&wanted->vm_wanted);
-				wake_up_all(&wanted->vm_idle);
-			}
-			wanted = busy;
-			atomic_inc(&wanted->vm_wanted);
-		}
-		ret = wait_event_interruptible(wanted->vm_idle,
-					       rkaccel_core_vm_ready(wanted, vm, true));
+		if (waited && waited != busy)
+			rkaccel_core_vm_unclaim(waited, vm);
+		waited = busy;
+		ret = wait_event_interruptible(busy->vm_idle, rkaccel_core_vm_ready(busy, vm));
 		if (ret)
 			break;
 	}
-	if (wanted) {
-		atomic_dec(&wanted->vm_wanted);
-		wake_up_all(&wanted->vm_idle);
-	}
+	if (waited)
+		rkaccel_core_vm_unclaim(waited, vm);
 	return ret;
 }
 

@@ -5,6 +5,7 @@
  * a fault or a hang, with the recovery that follows.
  */
 
+#include <signal.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
@@ -641,6 +642,64 @@ TEST_F(fence, a_busy_file_yields_the_core)
 	ASSERT_EQ(sizeof(took), read(res[0], &took, sizeof(took)));
 	EXPECT_GT(500 * RKT_NSEC_PER_MSEC, took) TH_LOG("waited %llu ms for the core",
 							 (unsigned long long)(took / RKT_NSEC_PER_MSEC));
+}
+
+/* Wait for @pid up to @ms: its exit status, or -1 (then it is killed). */
+static int wait_child_ms(pid_t pid, int ms)
+{
+	int status = 0;
+
+	for (; ms > 0; ms -= 10) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
+/*
+ * Another file waits for core 0 while this file holds it, and then three
+ * processes sharing this file submit to core 0 as well: every one gets
+ * through once the other file has had its turn (a yield that counted this
+ * file's own waiters against it left them waiting for good).
+ */
+TEST_F(fence, owner_waiters_all_get_through)
+{
+	struct drm_rkaccel_task slow = slot_job(self, 0, 400, 0, NULL);
+	struct drm_rkaccel_task t = slot_job(self, 1, 3, 0, NULL);
+	uint32_t ctx = new_ctx(self, 1), out = new_syncobj(self->fd), outs[3];
+	pid_t other, mine[3];
+	unsigned int i;
+
+	for (i = 0; i < 3; i++)
+		outs[i] = new_syncobj(self->fd);
+	ASSERT_EQ(0, sub1(self, ctx, &slow, NULL, 0, out, 0));
+	other = fork();
+	ASSERT_LE(0, other);
+	if (!other) {
+		struct rkt_client o;
+
+		if (rkt_client_init(&o, 1, 3) || rkt_client_submit(&o) ||
+		    rkt_syncobj_wait(o.fd, o.out, rkt_deadline_ms(10000)))
+			_exit(2);
+		_exit(0);
+	}
+	usleep(30000);	/* the other file waits now, holding the next turn */
+	for (i = 0; i < 3; i++) {
+		mine[i] = fork();
+		ASSERT_LE(0, mine[i]);
+		if (!mine[i])
+			_exit(sub1(self, ctx, &t, NULL, 0, outs[i], 0) ? 3 : 0);
+	}
+	EXPECT_EQ(0, wait_child_ms(other, 5000)) TH_LOG("the other file never got the core");
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(0, wait_child_ms(mine[i], 5000)) TH_LOG("this file's waiter %u stuck", i);
+	}
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(0, rkt_syncobj_wait(self->fd, outs[i], rkt_deadline_ms(10000)));
+	}
 }
 
 TEST_F(fence, fault_is_quick)

@@ -338,11 +338,15 @@ struct drm_rkaccel_sync {
  * reset (-ECANCELED; the context is then GUILTY).
  *
  * A core runs one file's address space at a time, switched at SUBMIT: a
- * SUBMIT whose job may land on a core that still runs another file's jobs
- * waits until those are done (interruptible: -ERESTARTSYS), and a file
- * whose jobs keep a core busy yields it to a file that waits. -EIO: the
- * core could not switch to the file's address space (its IOMMU refused the
- * attach); nothing was queued.
+ * SUBMIT whose job may land on a core that holds another file's jobs
+ * (queued ones too, such as a job waiting for its input fences) waits until
+ * those have ended; a signal interrupts the wait (the call is restarted, or
+ * fails with -EINTR). The first file to wait for a core takes its next
+ * turn: new jobs of the file that holds it wait too. Balancing (mask with
+ * several cores) prefers a core no other file holds. -EIO: the core could
+ * not switch to the file's address space (its IOMMU refused the attach);
+ * nothing was queued. A job whose core lost the file's address space in a
+ * reset ends with -EIO without running.
  */
 struct drm_rkaccel_submit {
 	/** @ctx: context handle. */
