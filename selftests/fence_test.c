@@ -670,22 +670,30 @@ TEST_F(fence, owner_waiters_all_get_through)
 	struct drm_rkaccel_task slow = slot_job(self, 0, 400, 0, NULL);
 	struct drm_rkaccel_task t = slot_job(self, 1, 3, 0, NULL);
 	uint32_t ctx = new_ctx(self, 1), out = new_syncobj(self->fd), outs[3];
+	int ready[2], go[2];
 	pid_t other, mine[3];
 	unsigned int i;
+	char c;
 
 	for (i = 0; i < 3; i++)
 		outs[i] = new_syncobj(self->fd);
-	ASSERT_EQ(0, sub1(self, ctx, &slow, NULL, 0, out, 0));
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
 	other = fork();
 	ASSERT_LE(0, other);
 	if (!other) {
 		struct rkt_client o;
 
-		if (rkt_client_init(&o, 1, 3) || rkt_client_submit(&o) ||
-		    rkt_syncobj_wait(o.fd, o.out, rkt_deadline_ms(10000)))
+		if (rkt_client_init(&o, 1, 3) || write(ready[1], "r", 1) != 1 ||
+		    read(go[0], &c, 1) != 1)
 			_exit(2);
+		if (rkt_client_submit(&o) || rkt_syncobj_wait(o.fd, o.out, rkt_deadline_ms(10000)))
+			_exit(3);
 		_exit(0);
 	}
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(0, sub1(self, ctx, &slow, NULL, 0, out, 0));
+	ASSERT_EQ(1, write(go[1], "g", 1));
 	usleep(30000);	/* the other file waits now, holding the next turn */
 	for (i = 0; i < 3; i++) {
 		mine[i] = fork();
